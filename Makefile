@@ -1,0 +1,59 @@
+# olm-py: the two commands a newcomer needs are `make demo` and `make test`.
+# Both call `make setup`, which makes .venv/ (editable install) and builds or reuses the
+# control-plane binaries in a versioned cache outside the repo (see `olm dev build --help`).
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup venv binaries test lint typecheck contracts unit integration e2e demo bench clean down
+
+setup: venv binaries
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@echo "==> creating $(VENV) with $(PYTHON)"
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 or run 'make PYTHON=/path/to/python3.11'"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+binaries: venv
+	@$(BIN)/olm dev build
+
+lint: venv
+	$(BIN)/ruff check olm tests benchmarks
+	$(BIN)/ruff format --check olm tests benchmarks
+
+typecheck: venv
+	$(BIN)/mypy olm
+
+contracts: venv
+	$(BIN)/lint-imports
+
+unit: venv
+	$(BIN)/pytest tests/unit -q
+
+integration: setup
+	$(BIN)/pytest tests/integration -q
+
+e2e: setup
+	$(BIN)/pytest tests/e2e -q
+
+test: setup lint typecheck contracts
+	$(BIN)/pytest tests -q
+
+demo: setup
+	@$(BIN)/python -m olm.demo
+
+bench: setup
+	$(BIN)/python -m benchmarks.run
+
+down: venv
+	$(BIN)/olm dev down
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,135 @@
+"""The `olm` command.
+
+`olm dev build|up|down|status|env|kubeconfig` manage the local control plane. Errors a user can
+fix are printed as one clear message (exit status 1), never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from olm.devcluster.build import BuildError, ensure_binaries
+from olm.devcluster.cluster import ClusterError, DevCluster
+from olm.devcluster.progress import Progress
+
+
+def _cluster(args: argparse.Namespace, progress: Progress) -> DevCluster:
+    state = Path(args.state_dir) if args.state_dir else None
+    return DevCluster(state, progress=progress)
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    binaries = ensure_binaries(progress=Progress())
+    print(binaries.bin_dir)
+    return 0
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    progress = Progress()
+    cluster = _cluster(args, progress)
+    if cluster.is_up():
+        progress.say(f"The local cluster is already up (state in {cluster.state_dir})")
+    else:
+        cluster.binaries = ensure_binaries(progress=progress)
+        cluster.up(nodes=args.nodes, api_port=args.api_port)
+        progress.say("The local cluster is up")
+    print('To use it:  eval "$(olm dev env)"   then   kubectl get nodes', file=sys.stderr)
+    print("To stop it: olm dev down", file=sys.stderr)
+    return 0
+
+
+def _cmd_down(args: argparse.Namespace) -> int:
+    cluster = _cluster(args, Progress())
+    stopped = cluster.down()
+    print(f"Stopped: {', '.join(stopped)}" if stopped else "No local cluster was running.")
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    cluster = _cluster(args, Progress(quiet=True))
+    rows = cluster.status()
+    if not rows:
+        print(f"No local cluster in {cluster.state_dir}. Start one with `olm dev up`.")
+        return 1
+    print(f"{'COMPONENT':<25} {'PID':>7}  {'HEALTH':<9} DETAIL")
+    for row in rows:
+        health = "healthy" if row.healthy else ("running" if row.running else "down")
+        pid = str(row.pid) if row.pid else "-"
+        detail = row.detail.splitlines()[0] if row.detail else ""
+        print(f"{row.name:<25} {pid:>7}  {health:<9} {detail}")
+    return 0 if all(row.healthy for row in rows) else 1
+
+
+def _cmd_env(args: argparse.Namespace) -> int:
+    cluster = _cluster(args, Progress(quiet=True))
+    if cluster.bin_dir is None:
+        print(
+            f"No local cluster in {cluster.state_dir}. Start one with `olm dev up`.",
+            file=sys.stderr,
+        )
+        return 1
+    for key, value in cluster.env().items():
+        print(f"export {key}={shlex.quote(value)}")
+    return 0
+
+
+def _cmd_kubeconfig(args: argparse.Namespace) -> int:
+    cluster = _cluster(args, Progress(quiet=True))
+    if not cluster.kubeconfig_path.is_file():
+        print(
+            f"No local cluster in {cluster.state_dir}. Start one with `olm dev up`.",
+            file=sys.stderr,
+        )
+        return 1
+    print(cluster.kubeconfig_path)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="olm", description="olm-py: OLM v0 in Python")
+    commands = parser.add_subparsers(dest="command", required=True)
+    dev = commands.add_parser("dev", help="the local Kubernetes control plane")
+    dev.add_argument(
+        "--state-dir", help="where the cluster keeps its state (default: ~/.local/state/olm-py/dev)"
+    )
+    dev_commands = dev.add_subparsers(dest="dev_command", required=True)
+    dev_commands.add_parser(
+        "build", help="build (or reuse) the control-plane binaries"
+    ).set_defaults(func=_cmd_build)
+    up = dev_commands.add_parser("up", help="start the local cluster (idempotent)")
+    up.add_argument("--nodes", type=int, default=2, help="number of kwok fake nodes (default 2)")
+    up.add_argument("--api-port", type=int, help="kube-apiserver port (default: a free port)")
+    up.set_defaults(func=_cmd_up)
+    dev_commands.add_parser(
+        "down", help="stop the local cluster and remove its state"
+    ).set_defaults(func=_cmd_down)
+    dev_commands.add_parser("status", help="show each component's health").set_defaults(
+        func=_cmd_status
+    )
+    dev_commands.add_parser("env", help="print export lines for KUBECONFIG and PATH").set_defaults(
+        func=_cmd_env
+    )
+    dev_commands.add_parser("kubeconfig", help="print the kubeconfig path").set_defaults(
+        func=_cmd_kubeconfig
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (BuildError, ClusterError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Start and stop the control plane's processes, by PID and never by name.
+
+Invariant: a recorded process is only signalled while its PID still refers to the same
+process we started (same kernel start time and executable), so a PID reused by an unrelated
+process after a crash is never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class SpawnError(RuntimeError):
+    """A component's executable could not be run at all."""
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    """Identity of a process we started."""
+
+    name: str
+    pid: int
+    start_ticks: int
+    executable: str
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProcessRecord:
+        return cls(
+            name=str(data["name"]),
+            pid=int(data["pid"]),
+            start_ticks=int(data["start_ticks"]),
+            executable=str(data["executable"]),
+        )
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The process start time in clock ticks since boot (field 22 of /proc/<pid>/stat)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may contain spaces; fields after it follow the last ')'.
+    fields = stat.rsplit(")", 1)[1].split()
+    return int(fields[19])
+
+
+def _state(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+def is_running(record: ProcessRecord) -> bool:
+    """True while the recorded process is alive (zombies count as gone)."""
+    return _start_ticks(record.pid) == record.start_ticks and _state(record.pid) not in (None, "Z")
+
+
+def spawn(
+    name: str, argv: list[str], log_path: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], ProcessRecord]:
+    """Start `argv` in its own session with output appended to `log_path`."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("ab") as log:
+        try:
+            child = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                # Own session: a Ctrl-C in the terminal that ran `olm dev up` must not stop it.
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SpawnError(
+                f"{name} could not be started from {argv[0]} ({exc.strerror or exc}). The binary "
+                "cache may be corrupt: run `olm dev build` to check and rebuild it."
+            ) from exc
+    ticks = _start_ticks(child.pid)
+    return child, ProcessRecord(name, child.pid, ticks if ticks is not None else -1, argv[0])
+
+
+def stop(record: ProcessRecord, grace: float = 10.0) -> None:
+    """SIGTERM the recorded process, then SIGKILL it if it outlives `grace` seconds."""
+    if not is_running(record):
+        return
+    try:
+        os.kill(record.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        _reap(record.pid)
+        if not is_running(record):
+            return
+        time.sleep(0.05)
+    if is_running(record):
+        try:
+            os.kill(record.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        for _ in range(100):
+            _reap(record.pid)
+            if not is_running(record):
+                return
+            time.sleep(0.05)
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status if `pid` is our own child, so it does not linger as a zombie."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def log_tail(path: Path, lines: int = 20) -> str:
+    try:
+        content = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(content[-lines:])

@@ -1,0 +1,144 @@
+"""Shared pytest fixtures: a real local control plane, and a fresh namespace per test.
+
+The control plane is session-scoped. With OLM_TEST_CLUSTER=reuse the tests use the cluster
+that `olm dev up` started (fast iteration); otherwise the session starts its own cluster in a
+state directory of its own and stops it at the end. A session that crashed leaves its
+cluster behind; the next session stops it by the PIDs it recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from olm.devcluster import manifests
+from olm.devcluster.build import Binaries, ensure_binaries
+from olm.devcluster.cluster import DevCluster, default_state_dir
+from olm.devcluster.components import START_ORDER
+from olm.devcluster.process import log_tail
+from olm.devcluster.progress import Progress
+
+REUSE_ENV = "OLM_TEST_CLUSTER"
+SESSION_LABEL = "olm-py.test/session"
+SESSION_ID = uuid.uuid4().hex[:8]
+REPO = Path(__file__).resolve().parents[1]
+# ../shared beside the repo holds the upstream fixtures and corpus the tests read.
+SHARED = Path(os.environ.get("OLM_PY_SHARED", REPO.parent / "shared"))
+
+
+@dataclass
+class ControlPlane:
+    """What tests need of the running cluster."""
+
+    cluster: DevCluster
+    binaries: Binaries | None
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.cluster.kubeconfig_path
+
+    @property
+    def bin_dir(self) -> Path:
+        bin_dir = self.cluster.bin_dir
+        assert bin_dir is not None
+        return bin_dir
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, **self.cluster.env()}
+
+    def kubectl(
+        self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [str(self.bin_dir / "kubectl"), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=timeout,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}"
+            )
+        return result
+
+    def get_json(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+
+def _test_state_root() -> Path:
+    return default_state_dir().parent / "pytest"
+
+
+def _sweep_crashed_sessions() -> None:
+    """Stop clusters left by test sessions whose pytest process is gone."""
+    root = _test_state_root()
+    for state in root.glob("session-*") if root.is_dir() else []:
+        owner = state.name.rsplit("-", 1)[-1]
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            DevCluster(state).down()
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[ControlPlane]:
+    progress = Progress()
+    if os.environ.get(REUSE_ENV) == "reuse":
+        cluster = DevCluster(progress=progress)
+        if not cluster.is_up():
+            pytest.exit(
+                f"{REUSE_ENV}=reuse but no cluster is up in {cluster.state_dir}: "
+                "run `olm dev up` first, or unset the variable to let the tests start one.",
+                returncode=2,
+            )
+        manifests.install(cluster)
+        yield ControlPlane(cluster, None)
+        return
+    _sweep_crashed_sessions()
+    binaries = ensure_binaries(progress=progress)
+    state = _test_state_root() / f"session-{os.getpid()}"
+    cluster = DevCluster(state, binaries=binaries, progress=progress)
+    cluster.up()
+    try:
+        manifests.install(cluster)
+        yield ControlPlane(cluster, binaries)
+    finally:
+        cluster.down()
+
+
+@pytest.fixture
+def namespace(control_plane: ControlPlane) -> Iterator[str]:
+    """A fresh namespace, deleted (in the background) after the test."""
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    control_plane.kubectl("create", "namespace", name)
+    control_plane.kubectl("label", "namespace", name, f"{SESSION_LABEL}={SESSION_ID}")
+    yield name
+    control_plane.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """On failure of a test that used the cluster, attach the tails of the component logs."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    plane = getattr(item, "funcargs", {}).get("control_plane")
+    if plane is None:
+        for value in getattr(item, "funcargs", {}).values():
+            if isinstance(value, ControlPlane):
+                plane = value
+    if isinstance(plane, ControlPlane):
+        logs = plane.cluster.state_dir / "logs"
+        for component in START_ORDER:
+            report.sections.append(
+                (f"{component} log (last lines)", log_tail(logs / f"{component}.log", 25))
+            )
