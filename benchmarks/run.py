@@ -1,0 +1,21 @@
+"""`make bench`: run every benchmark and write JSON + SVG plots to benchmarks/results/."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from benchmarks import devcluster
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def main() -> int:
+    summary = devcluster.run(RESULTS)
+    print(json.dumps({k: v for k, v in summary.items() if k != "runs"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

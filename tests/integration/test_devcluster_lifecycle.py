@@ -1,0 +1,126 @@
+"""`olm dev up` / `down` of a cluster of its own, and the ways starting one can fail.
+
+Each failure must give a clear error and leave nothing of ours running.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from olm.devcluster.build import Binaries, ensure_binaries
+from olm.devcluster.cluster import ClusterError, DevCluster
+from tests.conftest import ControlPlane
+
+
+def our_processes(state_dir: Path) -> list[str]:
+    """Command lines of live processes that refer to `state_dir` (our components do)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(state_dir) in cmdline and state != "Z":
+            found.append(cmdline)
+    return found
+
+
+@pytest.fixture(scope="module")
+def binaries(control_plane: ControlPlane) -> Binaries:
+    # The session cluster already made sure the cache is complete.
+    return ensure_binaries(build=False)
+
+
+def olm_dev(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "olm.cli", "dev", f"--state-dir={state_dir}", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_up_then_down_leaves_no_process_running(tmp_path: Path, binaries: Binaries) -> None:
+    state = tmp_path / "cluster"
+    up = olm_dev(state, "up", "--nodes=2")
+    assert up.returncode == 0, up.stderr
+    assert "Nodes are Ready" in up.stderr and "[" in up.stderr  # progress with elapsed time
+    assert len(our_processes(state)) == 5
+    again = olm_dev(state, "up")
+    assert again.returncode == 0 and "already up" in again.stderr
+    down = olm_dev(state, "down")
+    assert down.returncode == 0, down.stderr
+    assert "kube-apiserver" in down.stdout
+    assert our_processes(state) == []
+    assert not state.exists()
+    assert olm_dev(state, "status").returncode == 1
+
+
+def test_port_already_taken_is_refused_before_anything_starts(
+    tmp_path: Path, binaries: Binaries
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        cluster = DevCluster(tmp_path / "cluster", binaries=binaries)
+        with pytest.raises(
+            ClusterError, match=rf"Port 127\.0\.0\.1:{port}.*already in use.*--api-port"
+        ):
+            cluster.up(api_port=port)
+        result = olm_dev(tmp_path / "cli", "up", f"--api-port={port}")
+    assert result.returncode == 1
+    assert "already in use" in result.stderr and "Traceback" not in result.stderr
+    assert our_processes(tmp_path) == []
+
+
+def test_a_component_that_dies_at_start_is_reported_and_everything_stops(
+    tmp_path: Path, binaries: Binaries
+) -> None:
+    state = tmp_path / "cluster"
+    cluster = DevCluster(state, binaries=binaries)
+    with pytest.raises(ClusterError) as failure:
+        cluster.up(extra_args={"kube-apiserver": ["--no-such-flag=1"]})
+    message = str(failure.value)
+    assert "kube-apiserver exited during start" in message
+    assert "unknown flag: --no-such-flag" in message
+    assert "Everything started so far has been stopped" in message
+    assert our_processes(state) == [], "etcd, started before the apiserver, must be stopped"
+    assert (state / "logs" / "kube-apiserver.log").is_file(), "logs are kept for diagnosis"
+
+
+def test_a_corrupt_binary_is_reported_and_nothing_is_left(
+    tmp_path: Path, binaries: Binaries
+) -> None:
+    fake = tmp_path / "cache"
+    (fake / "bin").mkdir(parents=True)
+    for binary in binaries.bin_dir.iterdir():
+        (fake / "bin" / binary.name).symlink_to(binary)
+    (fake / "kwok-stages.yaml").symlink_to(binaries.stages)
+    (fake / "bin" / "kube-apiserver").unlink()
+    (fake / "bin" / "kube-apiserver").write_bytes(b"\x7fELF but not really")
+    (fake / "bin" / "kube-apiserver").chmod(0o755)
+    cluster = DevCluster(tmp_path / "cluster", binaries=Binaries(fake))
+    with pytest.raises(ClusterError, match=r"kube-apiserver could not be started.*olm dev build"):
+        cluster.up()
+    assert our_processes(tmp_path / "cluster") == []
+
+
+def test_a_cluster_left_half_started_is_cleaned_up_by_the_next_up(
+    tmp_path: Path, binaries: Binaries
+) -> None:
+    state = tmp_path / "cluster"
+    cluster = DevCluster(state, binaries=binaries)
+    with pytest.raises(ClusterError):
+        cluster.up(extra_args={"kube-controller-manager": ["--no-such-flag=1"]})
+    assert our_processes(state) == []
+    assert cluster.down() == []
