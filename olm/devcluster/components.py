@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from olm.devcluster.pki import FRONT_PROXY_NAME
 from olm.devcluster.ports import LOOPBACK
 
 ETCD = "etcd"
@@ -133,6 +134,13 @@ class Plan:
             f"--tls-cert-file={pki / 'apiserver.crt'}",
             f"--tls-private-key-file={pki / 'apiserver.key'}",
             f"--client-ca-file={pki / 'ca.crt'}",
+            f"--requestheader-client-ca-file={pki / 'ca.crt'}",
+            f"--requestheader-allowed-names={FRONT_PROXY_NAME}",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={pki / 'front-proxy.crt'}",
+            f"--proxy-client-key-file={pki / 'front-proxy.key'}",
             "--service-account-issuer=https://kubernetes.default.svc",
             f"--service-account-key-file={pki / 'sa.pub'}",
             f"--service-account-signing-key-file={pki / 'sa.key'}",

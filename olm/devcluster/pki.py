@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 VALIDITY = datetime.timedelta(days=365)
+FRONT_PROXY_NAME = "olm-py-front-proxy"
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class Pki:
     serving_key: Path
     admin_cert: Path
     admin_key: Path
+    front_proxy_cert: Path
+    front_proxy_key: Path
     service_account_key: Path
     service_account_pub: Path
 
@@ -108,6 +111,8 @@ def generate(directory: Path) -> Pki:
         serving_key=directory / "apiserver.key",
         admin_cert=directory / "admin.crt",
         admin_key=directory / "admin.key",
+        front_proxy_cert=directory / "front-proxy.crt",
+        front_proxy_key=directory / "front-proxy.key",
         service_account_key=directory / "sa.key",
         service_account_pub=directory / "sa.pub",
     )
@@ -146,6 +151,19 @@ def generate(directory: Path) -> Pki:
     )
     _write_key(pki.admin_key, admin_key)
     _write_cert(pki.admin_cert, admin)
+
+    # The apiserver presents this certificate to aggregated API servers; only this name may
+    # assert a user through request headers (--requestheader-allowed-names).
+    proxy_key = ec.generate_private_key(ec.SECP256R1())
+    proxy = _signed(
+        _name(FRONT_PROXY_NAME),
+        proxy_key.public_key(),
+        ca_name,
+        ca_key,
+        usages=[ExtendedKeyUsageOID.CLIENT_AUTH],
+    )
+    _write_key(pki.front_proxy_key, proxy_key)
+    _write_cert(pki.front_proxy_cert, proxy)
 
     # Service-account tokens are signed with RSA, the algorithm every component accepts.
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
