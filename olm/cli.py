@@ -89,9 +89,30 @@ def _cmd_kubeconfig(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    import logging
+
+    from olm.app import run
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    run(args.kubeconfig, workers=args.workers, resync=args.resync)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="olm", description="olm-py: OLM v0 in Python")
     commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser(
+        "run", help="run the controllers in the foreground (stop with SIGTERM)"
+    )
+    run.add_argument("--kubeconfig", help="kubeconfig to use (default: $KUBECONFIG)")
+    run.add_argument("--workers", type=int, default=4, help="reconcile workers (default 4)")
+    run.add_argument(
+        "--resync", type=float, default=300.0, help="seconds between full resyncs (default 300)"
+    )
+    run.set_defaults(func=_cmd_run)
     dev = commands.add_parser("dev", help="the local Kubernetes control plane")
     dev.add_argument(
         "--state-dir", help="where the cluster keeps its state (default: ~/.local/state/olm-py/dev)"

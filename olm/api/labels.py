@@ -1,0 +1,32 @@
+"""Label, annotation and finalizer keys OLM v0 reads and writes. One place for all of them."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Label(StrEnum):
+    MANAGED = "olm.managed"
+    OWNER = "olm.owner"
+    OWNER_NAMESPACE = "olm.owner.namespace"
+    OWNER_KIND = "olm.owner.kind"
+    DEPLOYMENT_SPEC_HASH = "olm.deployment-spec-hash"
+    PERMISSIONS_HASH = "olm.permissions.hash"
+    COPIED_FROM = "olm.copiedFrom"
+
+
+class Annotation(StrEnum):
+    OPERATOR_GROUP = "olm.operatorGroup"
+    OPERATOR_NAMESPACE = "olm.operatorNamespace"
+    TARGET_NAMESPACES = "olm.targetNamespaces"
+    PROVIDED_APIS = "olm.providedAPIs"
+    SKIP_RANGE = "olm.skipRange"
+    LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+CSV_CLEANUP_FINALIZER = "operators.coreos.com/csv-cleanup"
+OPERATOR_GROUP_UID_LABEL_PREFIX = "olm.operatorgroup.uid/"
+OPERATOR_CONDITION_ENV = "OPERATOR_CONDITION_NAME"
+# Events carry this as their source component, as OLM's do.
+EVENT_SOURCE = "operator-lifecycle-manager"
+FIELD_MANAGER = "olm-py"

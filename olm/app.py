@@ -1,0 +1,120 @@
+"""The composition root of `olm run`: settings, clients, store, queue, controllers, kopf.
+
+Invariants: one work queue shared by all controllers (keys are (controller, namespace,
+name)); a fixed pool of worker threads; a periodic resync re-enqueues every object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import kopf
+
+from olm.controllers.csv import CsvController
+from olm.controllers.operatorgroup import OperatorGroupController
+from olm.controllers.queue import WorkQueue
+from olm.controllers.store import Store
+from olm.controllers.watch import configure, register
+from olm.kube.client import api_client
+from olm.kube.gateway import Gateway
+
+log = logging.getLogger("olm")
+DEFAULT_RESYNC_SECONDS = 300.0
+
+
+class Controller(Protocol):
+    kind: str
+
+    def reconcile(self, namespace: str, name: str) -> float | None: ...
+
+
+def _worker(queue: WorkQueue, controllers: dict[str, Controller]) -> None:
+    while True:
+        key = queue.get()
+        if key is None:
+            return
+        assert isinstance(key, tuple)
+        kind, namespace, name = (str(part) for part in key)
+        try:
+            requeue = controllers[kind].reconcile(namespace, name)
+        except Exception:
+            delay = queue.retry(key)
+            log.exception(
+                "reconciling %s %s/%s failed; retrying in %.1fs", kind, namespace, name, delay
+            )
+        else:
+            queue.forget(key)
+            if requeue is not None:
+                queue.add_after(key, requeue)
+        finally:
+            queue.done(key)
+
+
+def _resync(queue: WorkQueue, store: Store, every: float, stop: threading.Event) -> None:
+    while not stop.wait(every):
+        for kind in ("operatorgroup", "csv"):
+            for namespace, name in store.keys(kind):
+                queue.add((kind, namespace, name))
+
+
+def run(
+    kubeconfig: str | None = None,
+    *,
+    workers: int = 4,
+    resync: float = DEFAULT_RESYNC_SECONDS,
+    stop: threading.Event | None = None,
+    ready: Callable[[], Any] | None = None,
+) -> None:
+    """Run the controllers until SIGTERM/SIGINT (or `stop` is set)."""
+    if kubeconfig:
+        os.environ["KUBECONFIG"] = kubeconfig
+    logging.getLogger("kopf").setLevel(logging.WARNING)
+    stop = stop or threading.Event()
+    gateway = Gateway(api_client(kubeconfig))
+    store, queue = Store(), WorkQueue()
+    controllers: dict[str, Controller] = {
+        c.kind: c
+        for c in (
+            CsvController(store, gateway, queue),
+            OperatorGroupController(store, gateway, queue),
+        )
+    }
+    registry = kopf.OperatorRegistry()
+    register(registry, store, queue)
+    settings = kopf.OperatorSettings()
+    configure(settings)
+    threads = [
+        threading.Thread(target=_worker, args=(queue, controllers), daemon=True, name=f"worker-{i}")
+        for i in range(workers)
+    ]
+    threads.append(
+        threading.Thread(
+            target=_resync, args=(queue, store, resync, stop), daemon=True, name="resync"
+        )
+    )
+    for thread in threads:
+        thread.start()
+    log.info("olm-py controllers started (%d workers)", workers)
+    started = time.monotonic()
+    try:
+        asyncio.run(
+            kopf.operator(
+                registry=registry,
+                settings=settings,
+                clusterwide=True,
+                standalone=True,
+                stop_flag=stop,
+            )
+        )
+    finally:
+        stop.set()
+        queue.close()
+        for thread in threads:
+            thread.join(timeout=10)
+        log.info("olm-py controllers stopped after %.0fs", time.monotonic() - started)

@@ -1,0 +1,242 @@
+"""The ClusterServiceVersion controller: snapshot -> `olm.csv.phase.decide` -> gateway.
+
+Invariants:
+- Level-triggered and idempotent: the plan is computed from the current snapshot only, and
+  running it twice changes nothing the second time.
+- Status writes carry the resourceVersion the decision was based on, so a decision made on a
+  stale snapshot is refused (409) and retried instead of overwriting newer status.
+- The only metadata olm-py writes on a CSV (its finalizer and the three olm.* group
+  annotations) is written together, by server-side apply, so neither removes the other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import logging
+from typing import Any
+
+from olm.api.csv import CsvPhase, CsvReason
+from olm.api.kinds import KINDS, Kind
+from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
+from olm.controllers.queue import WorkQueue
+from olm.controllers.store import Store
+from olm.csv.phase import Plan, World, decide, is_copy, transition
+from olm.csv.rbac import RbacSnapshot
+from olm.csv.requirements import RequirementInputs
+from olm.install.strategy import InvalidStrategy, parse_strategy
+from olm.kube.gateway import Conflict, Gateway, GatewayError, NotFound
+
+log = logging.getLogger("olm.csv")
+
+CSV = KINDS[Kind.CLUSTER_SERVICE_VERSION]
+OPERATOR_CONDITION = KINDS[Kind.OPERATOR_CONDITION]
+OLM_ANNOTATIONS = (
+    Annotation.OPERATOR_GROUP,
+    Annotation.OPERATOR_NAMESPACE,
+    Annotation.TARGET_NAMESPACES,
+)
+
+
+def now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+class CsvController:
+    kind = "csv"
+
+    def __init__(self, store: Store, gateway: Gateway, queue: WorkQueue) -> None:
+        self.store = store
+        self.gateway = gateway
+        self.queue = queue
+
+    # ----- snapshot ----------------------------------------------------------------------------
+
+    def world(self, csv: dict[str, Any]) -> World:
+        namespace = csv["metadata"]["namespace"]
+        groups = self.store.items("operatorgroup", namespace)
+        targets = None
+        if len(groups) == 1 and (groups[0].get("status") or {}).get("lastUpdated"):
+            targets = list((groups[0].get("status") or {}).get("namespaces") or [])
+        needs_discovery = bool((csv.get("spec") or {}).get("nativeAPIs"))
+        requirements = RequirementInputs(
+            crds={c["metadata"]["name"]: c for c in self.store.items("crd")},
+            service_accounts={
+                s["metadata"]["name"]: s for s in self.store.items("serviceaccount", namespace)
+            },
+            rbac=RbacSnapshot(
+                roles={r["metadata"]["name"]: r for r in self.store.items("role", namespace)},
+                role_bindings=self.store.items("rolebinding", namespace),
+                cluster_roles={r["metadata"]["name"]: r for r in self.store.items("clusterrole")},
+                cluster_role_bindings=self.store.items("clusterrolebinding"),
+            ),
+            server_version=self.gateway.server_version(),
+            served_kinds=self.gateway.served_kinds() if needs_discovery else frozenset(),
+        )
+        replaces = (csv.get("spec") or {}).get("replaces")
+        return World(
+            csv=csv,
+            operator_groups=groups,
+            group_targets=targets,
+            csvs={c["metadata"]["name"]: c for c in self.store.items("csv", namespace)},
+            requirements=requirements,
+            deployments={
+                d["metadata"]["name"]: d for d in self.store.items("deployment", namespace)
+            },
+            replaced_condition=self.store.get("operatorcondition", namespace, replaces)
+            if replaces
+            else None,
+            now=now(),
+        )
+
+    # ----- reconcile ---------------------------------------------------------------------------
+
+    def reconcile(self, namespace: str, name: str) -> float | None:
+        csv = self.store.get("csv", namespace, name)
+        if csv is None:
+            return None
+        meta = csv["metadata"]
+        if meta.get("deletionTimestamp"):
+            self._cleanup(csv)
+            return None
+        if is_copy(csv):
+            return None
+        if CSV_CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
+            self._apply_metadata(csv, finalizer=True)
+            return None
+        self._ensure_operator_condition(csv)
+        plan = decide(self.world(csv))
+        return self._execute(csv, plan)
+
+    def _execute(self, csv: dict[str, Any], plan: Plan) -> float | None:
+        meta = csv["metadata"]
+        if plan.annotations is not None:
+            self._apply_metadata(csv, finalizer=True, annotations=plan.annotations)
+            return None
+        if plan.apply:
+            try:
+                for deployment in plan.apply:
+                    self.gateway.apply(deployment)
+                for orphan in plan.delete_deployments:
+                    self.gateway.delete(
+                        "apps/v1", "Deployment", meta["namespace"], orphan, propagation="Foreground"
+                    )
+            except GatewayError as exc:
+                reason = (
+                    CsvReason.INSTALL_COMPONENT_FAILED_NO_RETRY
+                    if exc.status == 403
+                    else CsvReason.INSTALL_COMPONENT_FAILED
+                )
+                plan = transition(
+                    self.world(csv), CsvPhase.FAILED, reason, f"install strategy failed: {exc}"
+                )
+        if plan.status is not None:
+            try:
+                self.gateway.patch_status(
+                    CSV.api_version,
+                    CSV.kind.value,
+                    meta["namespace"],
+                    meta["name"],
+                    plan.status,
+                    resource_version=meta.get("resourceVersion"),
+                )
+            except Conflict:
+                return 0.5  # decided on a stale snapshot; the watch brings the new one
+            except NotFound:
+                return None
+            if plan.event:
+                self._event(csv, *plan.event)
+        if plan.delete_csv:
+            self.gateway.delete(CSV.api_version, CSV.kind.value, meta["namespace"], meta["name"])
+        for other in plan.wake:
+            self.queue.add((self.kind, meta["namespace"], other))
+        return plan.requeue_after
+
+    def _event(self, csv: dict[str, Any], event_type: str, reason: str, message: str) -> None:
+        try:
+            self.gateway.event(csv, event_type, reason, message)
+        except GatewayError as exc:
+            log.warning("could not record event %s on %s: %s", reason, csv["metadata"]["name"], exc)
+
+    # ----- metadata we own on the CSV ---------------------------------------------------------------
+
+    def _apply_metadata(
+        self, csv: dict[str, Any], *, finalizer: bool, annotations: dict[str, str] | None = None
+    ) -> None:
+        meta = csv["metadata"]
+        current = meta.get("annotations") or {}
+        ours = (
+            annotations
+            if annotations is not None
+            else {k.value: current[k] for k in OLM_ANNOTATIONS if k in current}
+        )
+        body = {
+            "apiVersion": CSV.api_version,
+            "kind": CSV.kind.value,
+            "metadata": {
+                "name": meta["name"],
+                "namespace": meta["namespace"],
+                "finalizers": [CSV_CLEANUP_FINALIZER] if finalizer else [],
+                "annotations": {str(k): v for k, v in ours.items()},
+            },
+        }
+        with contextlib.suppress(NotFound):
+            self.gateway.apply(body)
+
+    def _cleanup(self, csv: dict[str, Any]) -> None:
+        """The csv-cleanup finalizer: remove cluster-scoped RBAC labelled as this CSV's."""
+        meta = csv["metadata"]
+        if CSV_CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
+            return
+        owned = {
+            Label.OWNER: meta["name"],
+            Label.OWNER_NAMESPACE: meta["namespace"],
+            Label.OWNER_KIND: CSV.kind.value,
+        }
+        for kind, store_kind in (
+            ("ClusterRoleBinding", "clusterrolebinding"),
+            ("ClusterRole", "clusterrole"),
+        ):
+            for obj in self.store.items(store_kind):
+                labels = obj["metadata"].get("labels") or {}
+                if all(labels.get(k) == v for k, v in owned.items()):
+                    self.gateway.delete(
+                        "rbac.authorization.k8s.io/v1", kind, None, obj["metadata"]["name"]
+                    )
+        self._apply_metadata(csv, finalizer=False)
+
+    def _ensure_operator_condition(self, csv: dict[str, Any]) -> None:
+        meta = csv["metadata"]
+        try:
+            strategy = parse_strategy(csv)
+            deployments = [d.name for d in strategy.deployments]
+            accounts = strategy.service_accounts
+        except InvalidStrategy:
+            deployments, accounts = [], []
+        owner = {
+            "apiVersion": CSV.api_version,
+            "kind": CSV.kind.value,
+            "name": meta["name"],
+            "uid": meta["uid"],
+            "controller": True,
+            "blockOwnerDeletion": False,
+        }
+        spec = {"deployments": deployments, "serviceAccounts": accounts}
+        existing = self.store.get("operatorcondition", meta["namespace"], meta["name"])
+        if existing is not None:
+            same_spec = all((existing.get("spec") or {}).get(k) == v for k, v in spec.items())
+            if same_spec and owner in (existing["metadata"].get("ownerReferences") or []):
+                return
+        self.gateway.apply(
+            {
+                "apiVersion": OPERATOR_CONDITION.api_version,
+                "kind": OPERATOR_CONDITION.kind.value,
+                "metadata": {
+                    "name": meta["name"],
+                    "namespace": meta["namespace"],
+                    "labels": {Label.MANAGED.value: "true"},
+                    "ownerReferences": [owner],
+                },
+                "spec": spec,
+            }
+        )

@@ -1,0 +1,1 @@
+"""The ClusterServiceVersion lifecycle as pure functions: requirements, status, phase machine."""

@@ -1,0 +1,463 @@
+"""The CSV phase machine (OLM v0 §2.1-2.2): observations in, one transition and actions out.
+
+Invariants:
+- Pure: `decide(world)` reads only its argument; the controller carries out the `Plan`.
+- One transition per call, as OLM does; the status write wakes the CSV for the next one.
+- A CSV that did not change gets an empty plan (no write, no event), so a Succeeded CSV's
+  status stays byte-stable.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Any
+
+from olm.api.csv import GROUP_FAILURE_REASONS, INSTALL_TIMEOUT_SECONDS, CsvPhase, CsvReason
+from olm.api.labels import Annotation, Label
+from olm.csv.requirements import RequirementInputs, check_requirements, unmet_summary
+from olm.csv.status import parse_timestamp, same_phase, set_phase
+from olm.groups.targets import csv_annotations, install_mode_problem
+from olm.install.deployments import Health, check_health, render_deployment
+from olm.install.strategy import InvalidStrategy, Strategy, parse_strategy
+
+REQUEUE_WHILE_INSTALLING = 5.0
+
+
+@dataclass(frozen=True)
+class World:
+    """Everything the decision for one CSV looks at."""
+
+    csv: dict[str, Any]
+    operator_groups: list[dict[str, Any]]
+    group_targets: list[str] | None
+    csvs: dict[str, dict[str, Any]]
+    requirements: RequirementInputs
+    deployments: dict[str, dict[str, Any]]
+    replaced_condition: dict[str, Any] | None
+    now: datetime.datetime
+
+
+@dataclass
+class Plan:
+    """What to do for one CSV. Empty means nothing changes."""
+
+    status: dict[str, Any] | None = None
+    event: tuple[str, str, str] | None = None
+    annotations: dict[str, str] | None = None
+    apply: list[dict[str, Any]] = field(default_factory=list)
+    delete_deployments: list[str] = field(default_factory=list)
+    delete_csv: bool = False
+    requeue_after: float | None = None
+    wake: list[str] = field(default_factory=list)
+
+
+def _status(world: World) -> dict[str, Any]:
+    return dict(world.csv.get("status") or {})
+
+
+def transition(
+    world: World,
+    phase: CsvPhase,
+    reason: CsvReason,
+    message: str,
+    plan: Plan | None = None,
+    **extra: Any,
+) -> Plan:
+    plan = plan or Plan()
+    current = _status(world)
+    extras_changed = any(current.get(k) != v for k, v in extra.items())
+    if same_phase(current, phase, reason, message) and not extras_changed:
+        return plan
+    if same_phase(current, phase, reason, message):
+        plan.status = {**current, **extra}
+        return plan
+    plan.status = {**set_phase(current, phase, reason, message, world.now), **extra}
+    plan.event = ("Warning" if phase == CsvPhase.FAILED else "Normal", reason.value, message)
+    return plan
+
+
+def is_copy(csv: dict[str, Any]) -> bool:
+    meta = csv["metadata"]
+    return (
+        Label.COPIED_FROM in (meta.get("labels") or {})
+        or (csv.get("status") or {}).get("reason") == CsvReason.COPIED
+    )
+
+
+def replacement_of(world: World) -> dict[str, Any] | None:
+    name = world.csv["metadata"]["name"]
+    for other in world.csvs.values():
+        if (
+            other["metadata"]["name"] != name
+            and (other.get("spec") or {}).get("replaces") == name
+            and not is_copy(other)
+        ):
+            return other
+    return None
+
+
+def replaced_csv(world: World) -> dict[str, Any] | None:
+    replaces = (world.csv.get("spec") or {}).get("replaces")
+    if not replaces or replaces == world.csv["metadata"]["name"]:
+        return None
+    return world.csvs.get(replaces)
+
+
+def _chain(world: World) -> set[str]:
+    """Names in this CSV's replacement chain, both directions."""
+    names = {world.csv["metadata"]["name"]}
+    changed = True
+    while changed:
+        changed = False
+        for other in world.csvs.values():
+            other_name = other["metadata"]["name"]
+            replaces = (other.get("spec") or {}).get("replaces")
+            if other_name in names and replaces and replaces not in names:
+                names.add(replaces)
+                changed = True
+            if replaces in names and other_name not in names:
+                names.add(other_name)
+                changed = True
+    return names
+
+
+def _owned_crds(csv: dict[str, Any]) -> set[str]:
+    owned = ((csv.get("spec") or {}).get("customresourcedefinitions") or {}).get("owned") or []
+    return {item.get("name", "") for item in owned}
+
+
+def _owner_conflict(world: World) -> str | None:
+    mine = _owned_crds(world.csv)
+    chain = _chain(world)
+    for other in world.csvs.values():
+        other_name = other["metadata"]["name"]
+        if other_name in chain or is_copy(other):
+            continue
+        shared = mine & _owned_crds(other)
+        if shared:
+            return f"conflicting CRD owner in namespace: {', '.join(sorted(shared))} is also owned by ClusterServiceVersion {other_name}"
+    return None
+
+
+def _not_upgradeable(condition: dict[str, Any] | None) -> str | None:
+    if condition is None:
+        return None
+
+    def find(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+        return next((c for c in items if c.get("type") == "Upgradeable"), None)
+
+    override = find((condition.get("spec") or {}).get("overrides") or [])
+    if override is not None:
+        return (
+            override.get("message") or "Upgradeable override is False"
+            if override.get("status") == "False"
+            else None
+        )
+    reported = find((condition.get("spec") or {}).get("conditions") or []) or find(
+        (condition.get("status") or {}).get("conditions") or []
+    )
+    if reported is None:
+        return None
+    if reported.get("status") == "False":
+        return (
+            reported.get("message")
+            or reported.get("reason")
+            or "the operator reported Upgradeable=False"
+        )
+    generation = condition["metadata"].get("generation")
+    if (
+        reported.get("observedGeneration") is not None
+        and generation is not None
+        and reported["observedGeneration"] != generation
+    ):
+        return "the Upgradeable condition is stale (observedGeneration differs from generation)"
+    return None
+
+
+def _unsupported_feature(csv: dict[str, Any]) -> tuple[CsvReason, str] | None:
+    spec = csv.get("spec") or {}
+    if spec.get("webhookdefinitions"):
+        return (
+            CsvReason.INVALID_WEBHOOK_DESCRIPTION,
+            "spec.webhookdefinitions is not supported by olm-py yet: admission and conversion "
+            "webhooks cannot be installed. Remove spec.webhookdefinitions or install this operator with OLM v0.",
+        )
+    if (spec.get("apiservicedefinitions") or {}).get("owned"):
+        return (
+            CsvReason.API_SERVICE_INSTALL_FAILED,
+            "spec.apiservicedefinitions.owned is not supported by olm-py yet: APIServices cannot be "
+            "installed. Remove it or install this operator with OLM v0.",
+        )
+    return None
+
+
+def desired_deployments(world: World, strategy: Strategy) -> list[dict[str, Any]]:
+    return [render_deployment(world.csv, entry) for entry in strategy.deployments]
+
+
+def _orphans(world: World, desired: list[dict[str, Any]]) -> list[str]:
+    wanted = {d["metadata"]["name"] for d in desired}
+    name = world.csv["metadata"]["name"]
+    return sorted(
+        dep_name
+        for dep_name, dep in world.deployments.items()
+        if dep_name not in wanted and (dep["metadata"].get("labels") or {}).get(Label.OWNER) == name
+    )
+
+
+def decide(world: World) -> Plan:
+    csv = world.csv
+    if is_copy(csv):
+        return Plan()
+    phase = CsvPhase(_status(world).get("phase", ""))
+    reason = _status(world).get("reason", "")
+
+    if phase == CsvPhase.DELETING:
+        return Plan(delete_csv=True)
+    if reason == CsvReason.INSTALL_COMPONENT_FAILED_NO_RETRY:
+        return Plan()
+
+    if not world.operator_groups:
+        return transition(
+            world,
+            CsvPhase.FAILED,
+            CsvReason.NO_OPERATOR_GROUP,
+            "csv in namespace with no operatorgroups",
+        )
+    if len(world.operator_groups) > 1:
+        names = ", ".join(sorted(g["metadata"]["name"] for g in world.operator_groups))
+        return transition(
+            world,
+            CsvPhase.FAILED,
+            CsvReason.TOO_MANY_OPERATOR_GROUPS,
+            f"csv created in namespace with multiple operatorgroups, can't pick one automatically ({names}): delete all but one",
+        )
+    group = world.operator_groups[0]
+    if world.group_targets is None:
+        return Plan(requeue_after=1.0)  # the group's status.namespaces is not computed yet
+    wanted = csv_annotations(group, world.group_targets)
+    current = csv["metadata"].get("annotations") or {}
+    if any(current.get(k) != v for k, v in wanted.items()):
+        return Plan(annotations=wanted)
+    targets = (
+        [t for t in current.get(Annotation.TARGET_NAMESPACES, "").split(",")]
+        if world.group_targets
+        else []
+    )
+    problem = install_mode_problem(csv, targets)
+    if problem:
+        return transition(world, CsvPhase.FAILED, problem[0], problem[1])
+
+    if phase == CsvPhase.NONE:
+        return transition(
+            world, CsvPhase.PENDING, CsvReason.REQUIREMENTS_UNKNOWN, "requirements not yet checked"
+        )
+    if phase == CsvPhase.FAILED and reason in GROUP_FAILURE_REASONS:
+        return transition(
+            world,
+            CsvPhase.PENDING,
+            CsvReason.REQUIREMENTS_UNKNOWN,
+            "InstallModes now support target namespaces",
+        )
+
+    try:
+        strategy = parse_strategy(csv)
+    except InvalidStrategy as exc:
+        return transition(
+            world,
+            CsvPhase.FAILED,
+            CsvReason.INVALID_INSTALL_STRATEGY,
+            f"install strategy invalid: {exc}",
+        )
+    unsupported = _unsupported_feature(csv)
+    if unsupported:
+        return transition(world, CsvPhase.FAILED, unsupported[0], unsupported[1])
+
+    if phase == CsvPhase.PENDING:
+        return _pending(world, strategy)
+    if phase == CsvPhase.INSTALL_READY:
+        desired = desired_deployments(world, strategy)
+        plan = Plan(apply=desired, delete_deployments=_orphans(world, desired))
+        return transition(
+            world,
+            CsvPhase.INSTALLING,
+            CsvReason.INSTALL_SUCCEEDED,
+            "waiting for install components to report healthy",
+            plan,
+        )
+    if phase == CsvPhase.INSTALLING:
+        return _installing(world, strategy)
+    if phase == CsvPhase.SUCCEEDED:
+        return _succeeded(world, strategy)
+    if phase == CsvPhase.FAILED:
+        return _failed(world, strategy)
+    if phase == CsvPhase.REPLACING:
+        return _replacing(world)
+    return Plan()
+
+
+def _pending(world: World, strategy: Strategy) -> Plan:
+    old = replaced_csv(world)
+    blocked = _not_upgradeable(world.replaced_condition) if old is not None else None
+    if blocked:
+        return transition(
+            world,
+            CsvPhase.PENDING,
+            CsvReason.OPERATOR_CONDITION_NOT_UPGRADEABLE,
+            f"operator is not upgradeable: {blocked}",
+        )
+    met, entries = check_requirements(world.csv, strategy, world.requirements)
+    if not met:
+        message = f"one or more requirements couldn't be found: {unmet_summary(entries)}"
+        return transition(
+            world,
+            CsvPhase.PENDING,
+            CsvReason.REQUIREMENTS_NOT_MET,
+            message,
+            requirementStatus=entries,
+        )
+    conflict = _owner_conflict(world)
+    if conflict:
+        return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
+    if old is not None and (old.get("status") or {}).get("phase") != CsvPhase.REPLACING:
+        # Wait for the old CSV to step aside; wake it so it notices it is being replaced.
+        plan = Plan(wake=[old["metadata"]["name"]], requeue_after=2.0)
+        if entries != _status(world).get("requirementStatus"):
+            plan.status = {**_status(world), "requirementStatus": entries}
+        return plan
+    return transition(
+        world,
+        CsvPhase.INSTALL_READY,
+        CsvReason.ALL_REQUIREMENTS_MET,
+        "all requirements found, attempting install",
+        requirementStatus=entries,
+    )
+
+
+def _health(world: World, strategy: Strategy) -> Health:
+    return check_health(desired_deployments(world, strategy), world.deployments)
+
+
+def _installing(world: World, strategy: Strategy) -> Plan:
+    health = _health(world, strategy)
+    if health.healthy:
+        return transition(
+            world,
+            CsvPhase.SUCCEEDED,
+            CsvReason.INSTALL_SUCCEEDED,
+            "install strategy completed with no errors",
+        )
+    if health.drifted or health.missing:
+        return transition(
+            world,
+            CsvPhase.INSTALL_READY,
+            CsvReason.INSTALL_WAITING,
+            f"installing: {health.message}",
+        )
+    if health.timed_out:
+        return transition(
+            world,
+            CsvPhase.FAILED,
+            CsvReason.INSTALL_CHECK_FAILED,
+            f"install failed: {health.message}",
+        )
+    since = parse_timestamp(_status(world).get("lastTransitionTime"))
+    if since is not None and (world.now - since).total_seconds() >= INSTALL_TIMEOUT_SECONDS:
+        return transition(
+            world,
+            CsvPhase.FAILED,
+            CsvReason.INSTALL_CHECK_FAILED,
+            f"install timeout: {health.message}",
+        )
+    plan = transition(
+        world, CsvPhase.INSTALLING, CsvReason.INSTALL_WAITING, f"installing: {health.message}"
+    )
+    plan.requeue_after = REQUEUE_WHILE_INSTALLING
+    return plan
+
+
+def _succeeded(world: World, strategy: Strategy) -> Plan:
+    new = replacement_of(world)
+    if new is not None:
+        name = new["metadata"]["name"]
+        return transition(
+            world,
+            CsvPhase.REPLACING,
+            CsvReason.BEING_REPLACED,
+            f"being replaced by csv: {name}",
+            Plan(wake=[name]),
+        )
+    met, entries = check_requirements(world.csv, strategy, world.requirements)
+    if not met:
+        return transition(
+            world,
+            CsvPhase.FAILED,
+            CsvReason.REQUIREMENTS_NOT_MET,
+            f"requirements no longer met: {unmet_summary(entries)}",
+            requirementStatus=entries,
+        )
+    health = _health(world, strategy)
+    if health.drifted:
+        return transition(
+            world,
+            CsvPhase.INSTALL_READY,
+            CsvReason.COMPONENT_UNHEALTHY,
+            f"installing: {health.message}",
+        )
+    if not health.healthy:
+        return transition(
+            world, CsvPhase.FAILED, CsvReason.COMPONENT_UNHEALTHY, f"installing: {health.message}"
+        )
+    return Plan()
+
+
+def _failed(world: World, strategy: Strategy) -> Plan:
+    met, entries = check_requirements(world.csv, strategy, world.requirements)
+    if not met:
+        return transition(
+            world,
+            CsvPhase.PENDING,
+            CsvReason.REQUIREMENTS_NOT_MET,
+            f"requirements not met: {unmet_summary(entries)}",
+            requirementStatus=entries,
+        )
+    health = _health(world, strategy)
+    if health.healthy:
+        return transition(
+            world,
+            CsvPhase.SUCCEEDED,
+            CsvReason.INSTALL_SUCCEEDED,
+            "install strategy completed with no errors",
+        )
+    if health.drifted:
+        return transition(
+            world,
+            CsvPhase.INSTALL_READY,
+            CsvReason.NEEDS_REINSTALL,
+            f"installing: {health.message}",
+        )
+    return transition(
+        world, CsvPhase.PENDING, CsvReason.NEEDS_REINSTALL, f"installing: {health.message}"
+    )
+
+
+def _replacing(world: World) -> Plan:
+    if replaced_csv(world) is not None:
+        return Plan()  # the oldest CSV of a chain goes first
+    new = replacement_of(world)
+    if new is None:
+        return transition(
+            world,
+            CsvPhase.PENDING,
+            CsvReason.NEEDS_REINSTALL,
+            "the ClusterServiceVersion that was replacing this one is gone; reinstalling",
+        )
+    if (new.get("status") or {}).get("phase") == CsvPhase.SUCCEEDED:
+        return transition(
+            world,
+            CsvPhase.DELETING,
+            CsvReason.REPLACED,
+            "has been replaced by a newer ClusterServiceVersion that has successfully installed.",
+        )
+    return Plan(requeue_after=2.0)

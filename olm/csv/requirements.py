@@ -1,0 +1,211 @@
+"""The CSV requirement checks that fill `status.requirementStatus` (OLM v0 §2.3).
+
+Order of entries: minKubeVersion, CRDs (owned and required, sorted by name), nativeAPIs,
+ServiceAccounts (sorted). Each entry says what is wrong in OLM's words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from olm.api.csv import RequirementState, RuleState
+from olm.csv.rbac import RbacSnapshot, granted_rules, rule_satisfied
+from olm.install.strategy import Strategy
+
+
+@dataclass(frozen=True)
+class RequirementInputs:
+    """What the cluster looks like, as far as requirements go."""
+
+    crds: dict[str, dict[str, Any]]
+    service_accounts: dict[str, dict[str, Any]]
+    rbac: RbacSnapshot
+    server_version: str
+    served_kinds: frozenset[tuple[str, str, str]]
+
+
+def _version_tuple(text: str) -> tuple[int, int, int] | None:
+    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", text.strip().split("-")[0].split("+")[0])
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+def _entry(
+    group: str,
+    version: str,
+    kind: str,
+    name: str,
+    status: RequirementState,
+    message: str = "",
+    **extra: Any,
+) -> dict[str, Any]:
+    entry = {"group": group, "version": version, "kind": kind, "name": name, "status": status.value}
+    if message:
+        entry["message"] = message
+    entry.update(extra)
+    return entry
+
+
+def _min_kube(csv: dict[str, Any], server_version: str) -> list[dict[str, Any]]:
+    wanted = (csv.get("spec") or {}).get("minKubeVersion")
+    if not wanted:
+        return []
+    name = csv["metadata"]["name"]
+    args = ("operators.coreos.com", "v1alpha1", "ClusterServiceVersion", name)
+    need, have = _version_tuple(str(wanted)), _version_tuple(server_version)
+    if need is None:
+        return [
+            _entry(
+                *args,
+                RequirementState.PRESENT_NOT_SATISFIED,
+                f"CSV version parsing error: spec.minKubeVersion {wanted!r} is not X.Y.Z",
+            )
+        ]
+    if have is None or need > have:
+        return [
+            _entry(
+                *args,
+                RequirementState.PRESENT_NOT_SATISFIED,
+                f"CSV version requirement not met: minKubeVersion ({wanted}) > server version ({server_version})",
+            )
+        ]
+    return [
+        _entry(
+            *args,
+            RequirementState.PRESENT,
+            f"CSV minKubeVersion ({wanted}) less than server version ({server_version})",
+        )
+    ]
+
+
+def _crds(csv: dict[str, Any], crds: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    described = (csv.get("spec") or {}).get("customresourcedefinitions") or {}
+    wanted: dict[str, dict[str, Any]] = {}
+    for item in described.get("required") or []:
+        wanted[item.get("name", "")] = item
+    for item in described.get("owned") or []:
+        wanted[item.get("name", "")] = item
+    entries = []
+    for name in sorted(wanted):
+        args = ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", name)
+        crd = crds.get(name)
+        if crd is None:
+            entries.append(_entry(*args, RequirementState.NOT_PRESENT, "CRD is not present"))
+            continue
+        version = wanted[name].get("version")
+        served = {v.get("name") for v in crd.get("spec", {}).get("versions", []) if v.get("served")}
+        if version and version not in served:
+            entries.append(_entry(*args, RequirementState.NOT_PRESENT, "CRD version not served"))
+            continue
+        conditions = {
+            c.get("type"): c.get("status")
+            for c in (crd.get("status") or {}).get("conditions") or []
+        }
+        if conditions.get("Established") == "True" and conditions.get("NamesAccepted") == "True":
+            entries.append(
+                _entry(
+                    *args,
+                    RequirementState.PRESENT,
+                    "CRD is present and Established condition is true",
+                    uuid=crd["metadata"].get("uid", ""),
+                )
+            )
+        else:
+            entries.append(
+                _entry(
+                    *args,
+                    RequirementState.PRESENT_NOT_AVAILABLE,
+                    "CRD is present but the Established condition is False (not available)",
+                )
+            )
+    return entries
+
+
+def _native_apis(
+    csv: dict[str, Any], served: frozenset[tuple[str, str, str]]
+) -> list[dict[str, Any]]:
+    entries = []
+    for api in (csv.get("spec") or {}).get("nativeAPIs") or []:
+        group, version, kind = api.get("group", ""), api.get("version", ""), api.get("kind", "")
+        name = f"{version}.{group}" if group else version
+        found = (group, version, kind) in served
+        state = RequirementState.PRESENT if found else RequirementState.NOT_PRESENT
+        entries.append(
+            _entry(
+                group,
+                version,
+                kind,
+                name,
+                state,
+                "Native API exists" if found else "Native API does not exist",
+            )
+        )
+    return entries
+
+
+def _service_accounts(
+    csv: dict[str, Any], strategy: Strategy, inputs: RequirementInputs
+) -> list[dict[str, Any]]:
+    namespace = csv["metadata"]["namespace"]
+    entries = []
+    for account in strategy.service_accounts:
+        args = ("", "v1", "ServiceAccount", account)
+        found = inputs.service_accounts.get(account)
+        if found is None:
+            entries.append(
+                _entry(*args, RequirementState.NOT_PRESENT, "Service account does not exist")
+            )
+            continue
+        dependents = []
+        for permission in (p for p in strategy.permissions if p.service_account == account):
+            granted = granted_rules(inputs.rbac, namespace, account, permission.cluster_scoped)
+            scope = "cluster" if permission.cluster_scoped else "namespaced"
+            for rule in permission.rules:
+                held = rule_satisfied(rule, granted)
+                dependents.append(
+                    {
+                        "group": "rbac.authorization.k8s.io",
+                        "version": "v1",
+                        "kind": "PolicyRule",
+                        "status": (RuleState.SATISFIED if held else RuleState.NOT_SATISFIED).value,
+                        "message": f"{scope} rule:{json.dumps(rule, sort_keys=True, separators=(',', ':'))}",
+                    }
+                )
+        if any(d["status"] == RuleState.NOT_SATISFIED for d in dependents):
+            entries.append(
+                _entry(
+                    *args,
+                    RequirementState.PRESENT_NOT_SATISFIED,
+                    "Policy rule not satisfied for service account",
+                    dependents=dependents,
+                )
+            )
+        else:
+            entries.append(_entry(*args, RequirementState.PRESENT, "", dependents=dependents))
+    return entries
+
+
+def check_requirements(
+    csv: dict[str, Any], strategy: Strategy, inputs: RequirementInputs
+) -> tuple[bool, list[dict[str, Any]]]:
+    """(all met, requirementStatus entries)."""
+    entries = [
+        *_min_kube(csv, inputs.server_version),
+        *_crds(csv, inputs.crds),
+        *_native_apis(csv, inputs.served_kinds),
+        *_service_accounts(csv, strategy, inputs),
+    ]
+    met = all(e["status"] == RequirementState.PRESENT for e in entries)
+    return met, entries
+
+
+def unmet_summary(entries: list[dict[str, Any]]) -> str:
+    """Plain words for what is missing, e.g. 'CRD memcacheds.cache.example.com: CRD is not present'."""
+    problems = [
+        f"{e['kind']} {e['name']}: {e.get('message') or e['status']}"
+        for e in entries
+        if e["status"] != RequirementState.PRESENT
+    ]
+    return "; ".join(problems)

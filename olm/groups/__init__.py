@@ -1,0 +1,1 @@
+"""OperatorGroups: target namespaces, CSV annotations, install-mode support (pure)."""

@@ -1,0 +1,125 @@
+"""Parse and validate a CSV's install strategy.
+
+Invariant: `parse_strategy` either returns a fully checked `Strategy` or raises
+`InvalidStrategy` whose message names the field path and the fix; the phase machine turns that
+into `Failed/InvalidInstallStrategy`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+DEPLOYMENT_STRATEGY = "deployment"
+
+
+class InvalidStrategy(ValueError):
+    """The install strategy cannot be used; the message names the field and the fix."""
+
+
+@dataclass(frozen=True)
+class DeploymentSpecEntry:
+    name: str
+    spec: dict[str, Any]
+    labels: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Permission:
+    service_account: str
+    rules: list[dict[str, Any]]
+    cluster_scoped: bool
+
+
+@dataclass(frozen=True)
+class Strategy:
+    deployments: list[DeploymentSpecEntry]
+    permissions: list[Permission]
+
+    @property
+    def service_accounts(self) -> list[str]:
+        return sorted({p.service_account for p in self.permissions})
+
+
+def _require_mapping(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidStrategy(f"{path} must be an object, got {type(value).__name__}")
+    return value
+
+
+def parse_strategy(csv: dict[str, Any]) -> Strategy:
+    spec = csv.get("spec") or {}
+    install = spec.get("install")
+    if install is None:
+        raise InvalidStrategy("spec.install is missing: add spec.install with strategy: deployment")
+    install = _require_mapping(install, "spec.install")
+    name = install.get("strategy")
+    if name != DEPLOYMENT_STRATEGY:
+        raise InvalidStrategy(
+            f"unrecognized install strategy {name!r} at spec.install.strategy: "
+            f"the only supported strategy is {DEPLOYMENT_STRATEGY!r}"
+        )
+    body = _require_mapping(install.get("spec") or {}, "spec.install.spec")
+    deployments = []
+    seen = set()
+    for index, entry in enumerate(body.get("deployments") or []):
+        path = f"spec.install.spec.deployments[{index}]"
+        entry = _require_mapping(entry, path)
+        dep_name = entry.get("name")
+        if not isinstance(dep_name, str) or not dep_name:
+            raise InvalidStrategy(f"{path}.name is missing: every deployment needs a name")
+        if dep_name in seen:
+            raise InvalidStrategy(
+                f"{path}.name {dep_name!r} is used twice: deployment names must be unique"
+            )
+        seen.add(dep_name)
+        dep_spec = _require_mapping(entry.get("spec"), f"{path}.spec")
+        _check_deployment_spec(dep_spec, f"{path}.spec")
+        labels = entry.get("label") or {}
+        deployments.append(DeploymentSpecEntry(dep_name, dep_spec, dict(labels)))
+    permissions = []
+    for key, cluster in (("permissions", False), ("clusterPermissions", True)):
+        for index, entry in enumerate(body.get(key) or []):
+            path = f"spec.install.spec.{key}[{index}]"
+            entry = _require_mapping(entry, path)
+            account = entry.get("serviceAccountName")
+            if not isinstance(account, str) or not account:
+                raise InvalidStrategy(f"{path}.serviceAccountName is missing")
+            permissions.append(Permission(account, list(entry.get("rules") or []), cluster))
+    return Strategy(deployments, permissions)
+
+
+def _check_deployment_spec(spec: dict[str, Any], path: str) -> None:
+    """The checks the API server would otherwise fail on later, with the field named now."""
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        raise InvalidStrategy(f"{path}.template is missing: a deployment needs a pod template")
+    selector = spec.get("selector")
+    if not isinstance(selector, dict) or not (
+        selector.get("matchLabels") or selector.get("matchExpressions")
+    ):
+        raise InvalidStrategy(f"{path}.selector is missing or empty: set selector.matchLabels")
+    pod_labels = (template.get("metadata") or {}).get("labels") or {}
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if pod_labels.get(key) != value:
+            raise InvalidStrategy(
+                f"{path}.selector.matchLabels {key}={value} does not match "
+                f"{path}.template.metadata.labels: the selector must select the pod template"
+            )
+    containers = (template.get("spec") or {}).get("containers")
+    if not isinstance(containers, list) or not containers:
+        raise InvalidStrategy(
+            f"{path}.template.spec.containers is empty: add at least one container"
+        )
+    for index, container in enumerate(containers):
+        if (
+            not isinstance(container, dict)
+            or not container.get("name")
+            or not container.get("image")
+        ):
+            raise InvalidStrategy(
+                f"{path}.template.spec.containers[{index}] needs a name and an image"
+            )
+    replicas = spec.get("replicas", 1)
+    if not isinstance(replicas, int) or replicas < 0:
+        raise InvalidStrategy(f"{path}.replicas must be a non-negative integer, got {replicas!r}")
