@@ -29,6 +29,7 @@ from olm.devcluster.components import (
     CONTROLLER_MANAGER,
     ETCD,
     KWOK,
+    POD_RUNNER,
     SCHEDULER,
     START_ORDER,
     Layout,
@@ -169,7 +170,7 @@ class DevCluster:
                 elif name == SCHEDULER:
                     healthy, detail = health.component_healthy(ports["scheduler"])
                 else:
-                    healthy, detail = True, "running (kwok serves no health endpoint)"
+                    healthy, detail = True, "running (no health endpoint)"
             result.append(
                 ComponentStatus(name, record.pid if record else None, running, healthy, detail)
             )
@@ -270,6 +271,7 @@ class DevCluster:
             CONTROLLER_MANAGER: lambda: health.component_healthy(plan.ports.controller_manager),
             SCHEDULER: lambda: health.component_healthy(plan.ports.scheduler),
             KWOK: lambda: (True, "running"),
+            POD_RUNNER: lambda: (True, "running"),
         }
         deadline = time.monotonic() + timeout
         started: dict[str, ProcessRecord] = {}
@@ -281,7 +283,7 @@ class DevCluster:
             self._save(record)
             if name in (ETCD, APISERVER):
                 self._await_component(name, proc, checks[name], deadline, layout)
-        for name in (CONTROLLER_MANAGER, SCHEDULER, KWOK):
+        for name in (CONTROLLER_MANAGER, SCHEDULER, KWOK, POD_RUNNER):
             self._await_component(name, started[name], checks[name], deadline, layout)
         # A component may still die shortly after its first healthy answer (bad flags that
         # are only read later, a port lost to a race): check once more before going on.

@@ -1,12 +1,13 @@
 """The control plane's components: their command lines, start order and health checks.
 
 Pure: given ports and paths, return argv lists. Invariants: everything listens on 127.0.0.1
-only; the order is etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok (each
-depends on the ones before it); stopping goes in reverse.
+only; the order is etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, and
+the pod runner (each depends on the ones before it); stopping goes in reverse.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,8 +19,9 @@ APISERVER = "kube-apiserver"
 CONTROLLER_MANAGER = "kube-controller-manager"
 SCHEDULER = "kube-scheduler"
 KWOK = "kwok"
+POD_RUNNER = "pod-runner"
 
-START_ORDER: tuple[str, ...] = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER, KWOK)
+START_ORDER: tuple[str, ...] = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER, KWOK, POD_RUNNER)
 
 FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 SERVICE_CIDR = "10.0.0.0/24"
@@ -43,6 +45,7 @@ class Ports:
             CONTROLLER_MANAGER: [self.controller_manager],
             SCHEDULER: [self.scheduler],
             KWOK: [],
+            POD_RUNNER: [],
         }
 
 
@@ -100,6 +103,7 @@ class Plan:
             CONTROLLER_MANAGER: self._controller_manager,
             SCHEDULER: self._scheduler,
             KWOK: self._kwok,
+            POD_RUNNER: self._pod_runner,
         }
         return [*builders[component](), *self.extra_args.get(component, [])]
 
@@ -192,6 +196,9 @@ class Plan:
     def _scheduler(self) -> list[str]:
         return self._client_common(SCHEDULER, self.ports.scheduler)
 
+    def _pod_runner(self) -> list[str]:
+        return _pod_runner_argv(self)
+
     def _kwok(self) -> list[str]:
         return [
             str(self.layout.binary(KWOK)),
@@ -203,6 +210,16 @@ class Plan:
             f"--cidr={POD_CIDR}",
             "--node-ip=10.0.0.1",
         ]
+
+
+def _pod_runner_argv(plan: Plan) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "olm.devcluster.podrunner",
+        f"--kubeconfig={plan.layout.kubeconfig}",
+        f"--state-dir={plan.layout.state_dir}",
+    ]
 
 
 def fake_node(name: str) -> dict[str, object]:

@@ -27,6 +27,7 @@ RESOURCES: dict[tuple[str, str], tuple[str, bool]] = {
     ("v1", "ServiceAccount"): ("serviceaccounts", True),
     ("v1", "Namespace"): ("namespaces", False),
     ("v1", "Event"): ("events", True),
+    ("v1", "Pod"): ("pods", True),
     ("rbac.authorization.k8s.io/v1", "Role"): ("roles", True),
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): ("rolebindings", True),
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): ("clusterroles", False),
@@ -37,6 +38,11 @@ RESOURCES: dict[tuple[str, str], tuple[str, bool]] = {
         for info in KINDS.values()
     },
 }
+
+
+def register_resource(api_version: str, kind: str, plural: str, namespaced: bool) -> None:
+    """Teach the gateway a kind it does not know (e.g. an operator's own CRD)."""
+    RESOURCES[(api_version, kind)] = (plural, namespaced)
 
 
 class NotFound(LookupError):
@@ -198,6 +204,13 @@ class Gateway:
     def get(self, api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
         result: dict[str, Any] = self._call("GET", path_for(api_version, kind, namespace, name))
         return result
+
+    def list_names(
+        self, api_version: str, kind: str, namespace: str | None, selector: str = ""
+    ) -> list[str]:
+        query = [("labelSelector", selector)] if selector else []
+        listing = self._call("GET", path_for(api_version, kind, namespace), query=query)
+        return [item["metadata"]["name"] for item in listing.get("items", [])]
 
     def server_version(self) -> str:
         if self._version is None:

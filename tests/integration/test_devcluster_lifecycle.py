@@ -54,7 +54,7 @@ def test_up_then_down_leaves_no_process_running(tmp_path: Path, binaries: Binari
     up = olm_dev(state, "up", "--nodes=2")
     assert up.returncode == 0, up.stderr
     assert "Nodes are Ready" in up.stderr and "[" in up.stderr  # progress with elapsed time
-    assert len(our_processes(state)) == 5
+    assert len(our_processes(state)) == 6
     again = olm_dev(state, "up")
     assert again.returncode == 0 and "already up" in again.stderr
     down = olm_dev(state, "down")

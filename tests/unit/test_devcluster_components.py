@@ -23,7 +23,10 @@ PLAN = Plan(Layout(Path("/state"), Path("/cache/bin"), Path("/cache/stages.yaml"
 def test_every_component_runs_from_the_cache_and_listens_on_loopback_only() -> None:
     for name in START_ORDER:
         argv = PLAN.argv(name)
-        assert argv[0] == f"/cache/bin/{name}"
+        if name == "pod-runner":
+            assert argv[1:3] == ["-m", "olm.devcluster.podrunner"]
+        else:
+            assert argv[0] == f"/cache/bin/{name}"
         assert not any(
             flag.endswith(("=0.0.0.0", "//0.0.0.0")) or ":0.0.0.0" in flag for flag in argv
         )

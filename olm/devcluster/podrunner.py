@@ -1,0 +1,237 @@
+"""Run the pods of local sample images as local processes (a tiny kubelet for kwok nodes).
+
+kwok simulates every pod; for pods whose container image is a local sample image
+(`olm-py.local/<name>:<version>`), this component also runs the real program, so an
+operator's life follows what OLM does to its Deployment:
+
+- a process starts when its pod is Running, and stops when the pod is deleted or ends;
+- it authenticates as the pod's ServiceAccount (a TokenRequest token), so it holds exactly
+  the RBAC its CSV asked for;
+- its env is the container's env, with `fieldRef`s to the pod's metadata resolved;
+- it dies with the runner (PR_SET_PDEATHSIG), so nothing outlives `olm dev down`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from olm.kube.client import api_client
+from olm.kube.pods import PodWatcher
+
+LOCAL_REGISTRY = "olm-py.local/"
+# Local sample image name -> the Python module that is its program.
+PROGRAMS: dict[str, str] = {"memcached-operator": "olm.samples.memcached"}
+RESTART_DELAY = 2.0
+
+log = logging.getLogger("pod-runner")
+
+
+def program_for(image: str) -> list[str] | None:
+    """The command line for a local sample image, or None for any other image."""
+    if not image.startswith(LOCAL_REGISTRY):
+        return None
+    name, _, version = image[len(LOCAL_REGISTRY) :].partition(":")
+    module = PROGRAMS.get(name)
+    if module is None:
+        return None
+    return [sys.executable, "-m", module, "--version", version or "latest"]
+
+
+_FIELD_PATH = re.compile(r"metadata\.(annotations|labels)\['(.+)'\]")
+
+
+def resolve_env(container: dict[str, Any], pod: dict[str, Any]) -> dict[str, str]:
+    """The container's env: plain values, and fieldRefs to the pod's own metadata."""
+    meta = pod["metadata"]
+    env: dict[str, str] = {}
+    for item in container.get("env") or []:
+        if "value" in item:
+            env[item["name"]] = str(item["value"])
+            continue
+        path = ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath", "")
+        match = _FIELD_PATH.fullmatch(path)
+        if match:
+            env[item["name"]] = (meta.get(match[1]) or {}).get(match[2], "")
+        elif path in ("metadata.name", "metadata.namespace"):
+            env[item["name"]] = meta[path.split(".")[1]]
+        elif path == "spec.serviceAccountName":
+            env[item["name"]] = pod["spec"].get("serviceAccountName", "default")
+    return env
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class PodRunner:
+    def __init__(self, kubeconfig: Path, state_dir: Path) -> None:
+        self.kubeconfig = kubeconfig
+        self.pods_dir = state_dir / "pods"
+        self.watcher = PodWatcher(api_client(kubeconfig))
+        self.processes: dict[tuple[str, str, str], subprocess.Popen[bytes]] = {}
+        self.pods: dict[tuple[str, str], dict[str, Any]] = {}
+        self.lock = threading.Lock()
+
+    def _kubeconfig_for(self, pod: dict[str, Any], directory: Path) -> Path:
+        namespace = pod["metadata"]["namespace"]
+        account = pod["spec"].get("serviceAccountName") or "default"
+        token = self.watcher.token_for(namespace, account)
+        admin = json.loads(self.kubeconfig.read_text())
+        cluster = admin["clusters"][0]["cluster"]
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "local", "cluster": cluster}],
+            "users": [
+                {"name": f"system:serviceaccount:{namespace}:{account}", "user": {"token": token}}
+            ],
+            "contexts": [
+                {
+                    "name": "pod",
+                    "context": {
+                        "cluster": "local",
+                        "user": f"system:serviceaccount:{namespace}:{account}",
+                        "namespace": namespace,
+                    },
+                }
+            ],
+            "current-context": "pod",
+        }
+        path = directory / "kubeconfig"
+        path.write_text(json.dumps(config))
+        path.chmod(0o600)
+        return path
+
+    def _start(self, pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        for container in pod["spec"].get("containers") or []:
+            command = program_for(container.get("image", ""))
+            key = (meta["namespace"], meta["name"], container["name"])
+            if command is None or key in self.processes:
+                continue
+            directory = self.pods_dir / f"{meta['namespace']}_{meta['name']}"
+            directory.mkdir(parents=True, exist_ok=True)
+            env = {
+                **{
+                    k: v
+                    for k, v in os.environ.items()
+                    if k in ("PATH", "HOME", "LANG", "PYTHONPATH")
+                },
+                **resolve_env(container, pod),
+                "KUBECONFIG": str(self._kubeconfig_for(pod, directory)),
+                "POD_NAME": meta["name"],
+                "POD_NAMESPACE": meta["namespace"],
+            }
+            with (directory / f"{container['name']}.log").open("ab") as out:
+                self.processes[key] = subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    preexec_fn=_die_with_parent,
+                )
+            log.info(
+                "started %s for pod %s/%s (pid %d)",
+                " ".join(command[2:]),
+                meta["namespace"],
+                meta["name"],
+                self.processes[key].pid,
+            )
+
+    def _stop(self, namespace: str, name: str) -> None:
+        for key in [k for k in self.processes if k[:2] == (namespace, name)]:
+            process = self.processes.pop(key)
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            log.info("stopped the process of pod %s/%s", namespace, name)
+
+    def handle(self, event_type: str, pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        pod_key = (meta["namespace"], meta["name"])
+        with self.lock:
+            ended = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+            if event_type == "DELETED" or meta.get("deletionTimestamp") or ended:
+                self.pods.pop(pod_key, None)
+                self._stop(*pod_key)
+            elif (pod.get("status") or {}).get("phase") == "Running":
+                self.pods[pod_key] = pod
+                self._start(pod)
+
+    def restart_exited(self) -> None:
+        with self.lock:
+            for key, process in list(self.processes.items()):
+                if process.poll() is not None:
+                    log.warning(
+                        "process of pod %s/%s exited (%s); restarting",
+                        key[0],
+                        key[1],
+                        process.returncode,
+                    )
+                    del self.processes[key]
+                    pod = self.pods.get(key[:2])
+                    if pod is not None:
+                        self._start(pod)
+
+    def stop_all(self) -> None:
+        with self.lock:
+            for namespace, name in {k[:2] for k in self.processes}:
+                self._stop(namespace, name)
+
+    def run(self, stop: threading.Event) -> None:
+        def supervise() -> None:
+            while not stop.wait(RESTART_DELAY):
+                self.restart_exited()
+
+        threading.Thread(target=supervise, daemon=True).start()
+        while not stop.is_set():
+            try:
+                for event_type, pod in self.watcher.events(stop):
+                    self.handle(event_type, pod)
+            except Exception:  # a broken watch is retried; the runner must not die
+                log.exception("pod watch failed; retrying")
+                stop.wait(1.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="olm-pod-runner")
+    parser.add_argument("--kubeconfig", required=True, type=Path)
+    parser.add_argument("--state-dir", required=True, type=Path)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    stop = threading.Event()
+    runner = PodRunner(args.kubeconfig, args.state_dir)
+
+    def on_signal(*_: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    watcher = threading.Thread(target=runner.run, args=(stop,), daemon=True)
+    watcher.start()
+    while not stop.wait(0.5):
+        pass
+    runner.stop_all()
+    return 0
+
+
+if __name__ == "__main__":
+    time.sleep(0)
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Watching pods and minting ServiceAccount tokens, for the local pod runner."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from kubernetes import client, watch
+
+
+class PodWatcher:
+    def __init__(self, api: client.ApiClient) -> None:
+        self.api = api
+        self.core = client.CoreV1Api(api)
+
+    def events(
+        self, stop: threading.Event, timeout: int = 30
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(event type, pod) for every pod change, starting with the current pods as ADDED."""
+        listing = self.core.list_pod_for_all_namespaces()
+        for pod in listing.items:
+            yield "ADDED", self.api.sanitize_for_serialization(pod)
+        assert listing.metadata is not None
+        version = listing.metadata.resource_version
+        while not stop.is_set():
+            stream = watch.Watch()
+            for event in stream.stream(
+                self.core.list_pod_for_all_namespaces,
+                resource_version=version,
+                timeout_seconds=timeout,
+                allow_watch_bookmarks=True,
+            ):
+                raw = self.api.sanitize_for_serialization(event["object"])
+                version = (raw.get("metadata") or {}).get("resourceVersion", version)
+                if event["type"] != "BOOKMARK":
+                    yield event["type"], raw
+                if stop.is_set():
+                    stream.stop()
+                    return
+
+    def token_for(self, namespace: str, account: str, seconds: int = 86400) -> str:
+        request = client.AuthenticationV1TokenRequest(
+            spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=seconds)
+        )
+        response = self.core.create_namespaced_service_account_token(account, namespace, request)
+        assert response.status is not None
+        return str(response.status.token)

@@ -1,0 +1,1 @@
+"""A small memcached operator: one Deployment per Memcached, `spec.size` replicas."""

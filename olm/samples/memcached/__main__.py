@@ -1,0 +1,5 @@
+import sys
+
+from olm.samples.memcached.operator import main
+
+sys.exit(main())

@@ -1,0 +1,159 @@
+"""The sample memcached operator (what OLM installs in the getting-started story).
+
+For each Memcached it keeps one Deployment named after the instance with `spec.size`
+replicas, and writes `status.nodes` (its pod names) and `status.reconciledBy` (the version
+of the operator that last reconciled it). It writes the Deployment with server-side apply
+under one field manager, so a newer operator version that wants the same Deployment changes
+nothing: operands survive upgrades untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+import threading
+from typing import Any
+
+import kopf
+
+from olm.kube.client import api_client
+from olm.kube.gateway import Gateway, GatewayError, NotFound, register_resource
+
+GROUP, VERSION, PLURAL = "cache.example.com", "v1alpha1", "memcacheds"
+FIELD_MANAGER = "memcached-operator"
+APP_LABEL = "memcached_cr"
+
+log = logging.getLogger("memcached-operator")
+register_resource(f"{GROUP}/{VERSION}", "Memcached", PLURAL, namespaced=True)
+
+
+def desired_deployment(memcached: dict[str, Any]) -> dict[str, Any]:
+    meta = memcached["metadata"]
+    labels = {"app": "memcached", APP_LABEL: meta["name"]}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": f"{GROUP}/{VERSION}",
+                    "kind": "Memcached",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "replicas": int((memcached.get("spec") or {}).get("size", 1)),
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "memcached",
+                            "image": "memcached:1.4.36-alpine",
+                            "command": ["memcached", "-m=64", "-o", "modern", "-v"],
+                            "ports": [{"containerPort": 11211, "name": "memcached"}],
+                        }
+                    ]
+                },
+            },
+        },
+    }
+
+
+class MemcachedReconciler:
+    def __init__(self, gateway: Gateway, version: str) -> None:
+        self.gateway = gateway
+        self.version = version
+        self.lock = threading.Lock()
+
+    def reconcile(self, namespace: str, name: str) -> None:
+        with self.lock:
+            try:
+                memcached = self.gateway.get(f"{GROUP}/{VERSION}", "Memcached", namespace, name)
+            except NotFound:
+                return
+            if memcached["metadata"].get("deletionTimestamp"):
+                return
+            self.gateway.apply(desired_deployment(memcached))
+            pods = self.gateway.list_names("v1", "Pod", namespace, f"{APP_LABEL}={name}")
+            status = {"nodes": sorted(pods), "reconciledBy": self.version}
+            if {k: (memcached.get("status") or {}).get(k) for k in status} != status:
+                self.gateway.patch_status(
+                    f"{GROUP}/{VERSION}", "Memcached", namespace, name, status
+                )
+                log.info(
+                    "reconciled %s/%s as %s: %d nodes", namespace, name, self.version, len(pods)
+                )
+
+
+def register(registry: kopf.OperatorRegistry, reconciler: MemcachedReconciler) -> None:
+    @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
+    def memcached_changed(**kwargs: Any) -> None:
+        event = kwargs["event"]
+        meta = (event.get("object") or {}).get("metadata") or {}
+        if event.get("type") != "DELETED":
+            _safely(reconciler, meta["namespace"], meta["name"])
+
+    @kopf.on.event("", "v1", "pods", labels={APP_LABEL: kopf.PRESENT}, registry=registry)
+    def pod_changed(**kwargs: Any) -> None:
+        event = kwargs["event"]
+        meta = (event.get("object") or {}).get("metadata") or {}
+        _safely(reconciler, meta["namespace"], meta["labels"][APP_LABEL])
+
+    kopf.on.login(registry=registry)(kopf.login_via_client)
+
+
+def _safely(reconciler: MemcachedReconciler, namespace: str, name: str) -> None:
+    try:
+        reconciler.reconcile(namespace, name)
+    except GatewayError as exc:
+        log.warning("reconciling %s/%s failed: %s", namespace, name, exc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="memcached-operator")
+    parser.add_argument("--version", required=True, help="the operator version this process is")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("kopf").setLevel(logging.WARNING)
+    namespaces = [n for n in os.environ.get("WATCH_NAMESPACE", "").split(",") if n]
+    reconciler = MemcachedReconciler(Gateway(api_client()), args.version)
+    registry = kopf.OperatorRegistry()
+    register(registry, reconciler)
+    settings = kopf.OperatorSettings()
+    settings.posting.enabled = False
+    settings.peering.standalone = True
+    # With only its namespaced RBAC, the operator may not list CRDs or namespaces: it
+    # watches exactly the resources and namespaces it is given.
+    settings.scanning.disabled = True
+    log.info(
+        "memcached-operator %s starting, watching %s (operator condition %s)",
+        args.version,
+        ",".join(namespaces) or "all namespaces",
+        os.environ.get("OPERATOR_CONDITION_NAME", "-"),
+    )
+    asyncio.run(
+        kopf.operator(
+            registry=registry,
+            settings=settings,
+            standalone=True,
+            clusterwide=not namespaces,
+            namespaces=namespaces,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
