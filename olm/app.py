@@ -102,8 +102,9 @@ def run(
         thread.start()
     log.info("olm-py controllers started (%d workers)", workers)
     started = time.monotonic()
+    loop = asyncio.new_event_loop()
     try:
-        asyncio.run(
+        loop.run_until_complete(
             kopf.operator(
                 registry=registry,
                 settings=settings,
@@ -113,7 +114,10 @@ def run(
             )
         )
     finally:
+        # kopf waits on `stop` in an executor thread: set it before that executor is joined.
         stop.set()
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
         queue.close()
         for thread in threads:
             thread.join(timeout=10)

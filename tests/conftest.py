@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -142,3 +145,123 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.sections.append(
                 (f"{component} log (last lines)", log_tail(logs / f"{component}.log", 25))
             )
+
+
+class OlmOperator:
+    """`olm run` as a subprocess against the test cluster; can be killed and restarted."""
+
+    def __init__(self, plane: ControlPlane, log_path: Path) -> None:
+        self.plane = plane
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "olm.cli", "run", "--resync=30"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self.plane.env(),
+            )
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def restart(self) -> None:
+        self.kill()
+        self.start()
+
+
+@pytest.fixture(scope="session")
+def olm_operator(
+    control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OlmOperator]:
+    operator = OlmOperator(control_plane, tmp_path_factory.mktemp("olm-run") / "olm-run.log")
+    operator.start()
+    yield operator
+    operator.stop()
+    assert operator.process is not None
+    assert operator.process.returncode == 0, "olm run must stop cleanly on SIGTERM"
+
+
+class Recorder:
+    """`kubectl get <kind> -w -o json` in the background: every state a user could see."""
+
+    def __init__(self, plane: ControlPlane, namespace: str, resource: str = "csv") -> None:
+        self.process = subprocess.Popen(
+            [
+                str(plane.bin_dir / "kubectl"),
+                "get",
+                resource,
+                "-n",
+                namespace,
+                "-w",
+                "-o",
+                "json",
+                "--output-watch-events",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=plane.env(),
+            text=True,
+        )
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        decoder = json.JSONDecoder()
+        buffer = ""
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            buffer += line
+            while buffer.strip():
+                try:
+                    event, end = decoder.raw_decode(buffer.lstrip())
+                except ValueError:
+                    break
+                buffer = buffer.lstrip()[end:]
+                self.events.append((event["type"], event["object"]))
+
+    def phases(self, name: str) -> list[str]:
+        """'Phase/Reason' for each distinct state of `name`, in order, then 'DELETED'."""
+        seen: list[str] = []
+        for event_type, obj in list(self.events):
+            if obj["metadata"]["name"] != name:
+                continue
+            status = obj.get("status") or {}
+            state = (
+                "DELETED"
+                if event_type == "DELETED"
+                else f"{status.get('phase', '')}/{status.get('reason', '')}"
+            )
+            if state != "/" and (not seen or seen[-1] != state):
+                seen.append(state)
+        return seen
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+
+def wait_for(
+    check: Any, timeout: float = 60, interval: float = 0.5, what: str = "condition"
+) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")

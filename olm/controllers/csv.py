@@ -111,8 +111,19 @@ class CsvController:
     def _execute(self, csv: dict[str, Any], plan: Plan) -> float | None:
         meta = csv["metadata"]
         if plan.annotations is not None:
-            self._apply_metadata(csv, finalizer=True, annotations=plan.annotations)
-            return None
+            try:
+                self._apply_metadata(csv, finalizer=True, annotations=plan.annotations)
+                return None
+            except GatewayError as exc:
+                size = sum(len(k) + len(v) for k, v in (meta.get("annotations") or {}).items())
+                plan = transition(
+                    self.world(csv),
+                    CsvPhase.FAILED,
+                    CsvReason.INSTALL_COMPONENT_FAILED,
+                    f"olm-py could not add its OperatorGroup annotations to metadata.annotations "
+                    f"({size} bytes already): {exc}. Make metadata.annotations smaller "
+                    "(the API server allows 256 KiB in all).",
+                )
         if plan.apply:
             try:
                 for deployment in plan.apply:
@@ -146,6 +157,8 @@ class CsvController:
                 return None
             if plan.event:
                 self._event(csv, *plan.event)
+            for warning_reason, warning in plan.warnings:
+                self._event(csv, "Warning", warning_reason, warning)
         if plan.delete_csv:
             self.gateway.delete(CSV.api_version, CSV.kind.value, meta["namespace"], meta["name"])
         for other in plan.wake:

@@ -22,6 +22,39 @@ from olm.install.deployments import Health, check_health, render_deployment
 from olm.install.strategy import InvalidStrategy, Strategy, parse_strategy
 
 REQUEUE_WHILE_INSTALLING = 5.0
+# After a failed install, wait this long before trying again (OLM retries with backoff).
+RETRY_FAILED_INSTALL_AFTER = 30.0
+# Top-level CSV spec fields OLM v0 knows; anything else is kept but reported.
+KNOWN_SPEC_FIELDS = frozenset(
+    ["displayName", "description", "version", "release", "replaces", "skips", "minKubeVersion", "maturity", "keywords", "labels", "annotations", "provider", "maintainers", "links", "icon", "selector", "relatedImages", "installModes", "install", "customresourcedefinitions", "apiservicedefinitions", "webhookdefinitions", "nativeAPIs", "cleanup"]
+)
+
+
+def lint(csv: dict[str, Any]) -> list[tuple[str, str]]:
+    """Input OLM ignores silently; olm-py says so once, as Warning events."""
+    spec = csv.get("spec") or {}
+    warnings = []
+    if spec.get("replaces") and spec["replaces"] == csv["metadata"]["name"]:
+        warnings.append(
+            (
+                "InvalidReplaces",
+                f"spec.replaces names this CSV itself ({spec['replaces']}) and is ignored: set it to the "
+                "name of the CSV this one upgrades, or remove it",
+            )
+        )
+    for key in sorted(set(spec) - KNOWN_SPEC_FIELDS):
+        hint = (
+            " (a skipRange belongs in the metadata annotation olm.skipRange)"
+            if key == "skipRange"
+            else ""
+        )
+        warnings.append(
+            (
+                "UnknownField",
+                f"spec.{key} is not a ClusterServiceVersion field and is ignored{hint}",
+            )
+        )
+    return warnings
 
 
 @dataclass(frozen=True)
@@ -50,6 +83,7 @@ class Plan:
     delete_csv: bool = False
     requeue_after: float | None = None
     wake: list[str] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (reason, message) events
 
 
 def _status(world: World) -> dict[str, Any]:
@@ -413,6 +447,11 @@ def _succeeded(world: World, strategy: Strategy) -> Plan:
 
 
 def _failed(world: World, strategy: Strategy) -> Plan:
+    if _status(world).get("reason") == CsvReason.INSTALL_COMPONENT_FAILED:
+        since = parse_timestamp(_status(world).get("lastTransitionTime"))
+        waited = (world.now - since).total_seconds() if since else RETRY_FAILED_INSTALL_AFTER
+        if waited < RETRY_FAILED_INSTALL_AFTER:
+            return Plan(requeue_after=RETRY_FAILED_INSTALL_AFTER - waited)
     met, entries = check_requirements(world.csv, strategy, world.requirements)
     if not met:
         return transition(

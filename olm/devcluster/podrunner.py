@@ -1,7 +1,7 @@
 """Run the pods of local sample images as local processes (a tiny kubelet for kwok nodes).
 
 kwok simulates every pod; for pods whose container image is a local sample image
-(`olm-py.local/<name>:<version>`), this component also runs the real program, so an
+(`olm-py.local/<name>:<version>`, see PROGRAMS), this component also runs the real program, so an
 operator's life follows what OLM does to its Deployment:
 
 - a process starts when its pod is Running, and stops when the pod is deleted or ends;
@@ -30,9 +30,13 @@ from typing import Any
 from olm.kube.client import api_client
 from olm.kube.pods import PodWatcher
 
-LOCAL_REGISTRY = "olm-py.local/"
-# Local sample image name -> the Python module that is its program.
-PROGRAMS: dict[str, str] = {"memcached-operator": "olm.samples.memcached"}
+# Image repository -> the Python module that is its program. The getting-started guide's own
+# memcached operator image is served by the sample too: same API, same behaviour, and there
+# is no container runtime to run the original.
+PROGRAMS: dict[str, str] = {
+    "olm-py.local/memcached-operator": "olm.samples.memcached",
+    "quay.io/jzelinskie/memcached-operator": "olm.samples.memcached",
+}
 RESTART_DELAY = 2.0
 
 log = logging.getLogger("pod-runner")
@@ -40,13 +44,11 @@ log = logging.getLogger("pod-runner")
 
 def program_for(image: str) -> list[str] | None:
     """The command line for a local sample image, or None for any other image."""
-    if not image.startswith(LOCAL_REGISTRY):
-        return None
-    name, _, version = image[len(LOCAL_REGISTRY) :].partition(":")
-    module = PROGRAMS.get(name)
+    repository, _, tag = image.rpartition(":") if ":" in image.split("/")[-1] else (image, "", "")
+    module = PROGRAMS.get(repository)
     if module is None:
         return None
-    return [sys.executable, "-m", module, "--version", version or "latest"]
+    return [sys.executable, "-m", module, "--version", tag.removeprefix("v") or "latest"]
 
 
 _FIELD_PATH = re.compile(r"metadata\.(annotations|labels)\['(.+)'\]")

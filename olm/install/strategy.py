@@ -90,36 +90,12 @@ def parse_strategy(csv: dict[str, Any]) -> Strategy:
 
 
 def _check_deployment_spec(spec: dict[str, Any], path: str) -> None:
-    """The checks the API server would otherwise fail on later, with the field named now."""
+    """Type checks: a spec OLM could not even decode is an invalid strategy."""
     template = spec.get("template")
     if not isinstance(template, dict):
         raise InvalidStrategy(f"{path}.template is missing: a deployment needs a pod template")
-    selector = spec.get("selector")
-    if not isinstance(selector, dict) or not (
-        selector.get("matchLabels") or selector.get("matchExpressions")
-    ):
-        raise InvalidStrategy(f"{path}.selector is missing or empty: set selector.matchLabels")
-    pod_labels = (template.get("metadata") or {}).get("labels") or {}
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if pod_labels.get(key) != value:
-            raise InvalidStrategy(
-                f"{path}.selector.matchLabels {key}={value} does not match "
-                f"{path}.template.metadata.labels: the selector must select the pod template"
-            )
-    containers = (template.get("spec") or {}).get("containers")
-    if not isinstance(containers, list) or not containers:
-        raise InvalidStrategy(
-            f"{path}.template.spec.containers is empty: add at least one container"
-        )
-    for index, container in enumerate(containers):
-        if (
-            not isinstance(container, dict)
-            or not container.get("name")
-            or not container.get("image")
-        ):
-            raise InvalidStrategy(
-                f"{path}.template.spec.containers[{index}] needs a name and an image"
-            )
+    # Semantic checks (selector vs labels, containers) are left to the API server, whose
+    # message names the field; OLM reports those as InstallComponentFailed too.
     replicas = spec.get("replicas", 1)
     if not isinstance(replicas, int) or replicas < 0:
         raise InvalidStrategy(f"{path}.replicas must be a non-negative integer, got {replicas!r}")

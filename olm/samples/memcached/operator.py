@@ -76,6 +76,9 @@ class MemcachedReconciler:
         self.gateway = gateway
         self.version = version
         self.lock = threading.Lock()
+        # What this process last wrote per instance: a CRD whose schema prunes a field must
+        # not make us write the same status forever.
+        self.written: dict[tuple[str, str], dict[str, Any]] = {}
 
     def reconcile(self, namespace: str, name: str) -> None:
         with self.lock:
@@ -127,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("kopf").setLevel(logging.WARNING)
-    namespaces = [n for n in os.environ.get("WATCH_NAMESPACE", "").split(",") if n]
+    # OLM's targetNamespaces (via WATCH_NAMESPACE), else the operator's own namespace.
+    watch = os.environ.get("WATCH_NAMESPACE") or os.environ.get("POD_NAMESPACE", "")
+    namespaces = [n for n in watch.split(",") if n]
     reconciler = MemcachedReconciler(Gateway(api_client()), args.version)
     registry = kopf.OperatorRegistry()
     register(registry, reconciler)
