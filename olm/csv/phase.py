@@ -26,7 +26,32 @@ REQUEUE_WHILE_INSTALLING = 5.0
 RETRY_FAILED_INSTALL_AFTER = 30.0
 # Top-level CSV spec fields OLM v0 knows; anything else is kept but reported.
 KNOWN_SPEC_FIELDS = frozenset(
-    ["displayName", "description", "version", "release", "replaces", "skips", "minKubeVersion", "maturity", "keywords", "labels", "annotations", "provider", "maintainers", "links", "icon", "selector", "relatedImages", "installModes", "install", "customresourcedefinitions", "apiservicedefinitions", "webhookdefinitions", "nativeAPIs", "cleanup"]
+    [
+        "displayName",
+        "description",
+        "version",
+        "release",
+        "replaces",
+        "skips",
+        "minKubeVersion",
+        "maturity",
+        "keywords",
+        "labels",
+        "annotations",
+        "provider",
+        "maintainers",
+        "links",
+        "icon",
+        "selector",
+        "relatedImages",
+        "installModes",
+        "install",
+        "customresourcedefinitions",
+        "apiservicedefinitions",
+        "webhookdefinitions",
+        "nativeAPIs",
+        "cleanup",
+    ]
 )
 
 
@@ -284,8 +309,13 @@ def decide(world: World) -> Plan:
         return transition(world, CsvPhase.FAILED, problem[0], problem[1])
 
     if phase == CsvPhase.NONE:
+        plan = Plan(warnings=lint(csv))
         return transition(
-            world, CsvPhase.PENDING, CsvReason.REQUIREMENTS_UNKNOWN, "requirements not yet checked"
+            world,
+            CsvPhase.PENDING,
+            CsvReason.REQUIREMENTS_UNKNOWN,
+            "requirements not yet checked",
+            plan,
         )
     if phase == CsvPhase.FAILED and reason in GROUP_FAILURE_REASONS:
         return transition(

@@ -1,0 +1,133 @@
+"""Small building blocks the e2e stories share (what an admin would type)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import yaml
+
+from tests.conftest import REPO, ControlPlane, wait_for
+
+SAMPLE = REPO / "manifests" / "samples" / "memcached-operator"
+
+INSTALL_MODES_OWN = [
+    {"type": "OwnNamespace", "supported": True},
+    {"type": "SingleNamespace", "supported": True},
+    {"type": "MultiNamespace", "supported": False},
+    {"type": "AllNamespaces", "supported": False},
+]
+
+
+def operator_group(
+    plane: ControlPlane, namespace: str, name: str = "og", targets: list[str] | None = None
+) -> None:
+    spec = {"targetNamespaces": targets if targets is not None else [namespace]}
+    plane.kubectl(
+        "apply",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        stdin=json.dumps(
+            {
+                "apiVersion": "operators.coreos.com/v1",
+                "kind": "OperatorGroup",
+                "metadata": {"name": name},
+                "spec": spec,
+            }
+        ),
+    )
+
+
+def minimal_csv(name: str, **spec: Any) -> dict[str, Any]:
+    """A CSV with no requirements: one Deployment of a (kwok-simulated) image."""
+    labels = {"app": name}
+    base: dict[str, Any] = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "ClusterServiceVersion",
+        "metadata": {"name": name},
+        "spec": {
+            "displayName": "Tiny operator",
+            "version": "1.0.0",
+            "installModes": INSTALL_MODES_OWN,
+            "install": {
+                "strategy": "deployment",
+                "spec": {
+                    "deployments": [
+                        {
+                            "name": f"{name}-controller",
+                            "spec": {
+                                "replicas": 1,
+                                "selector": {"matchLabels": labels},
+                                "template": {
+                                    "metadata": {"labels": labels},
+                                    "spec": {
+                                        "containers": [
+                                            {"name": "manager", "image": "registry.invalid/tiny:1"}
+                                        ]
+                                    },
+                                },
+                            },
+                        }
+                    ]
+                },
+            },
+        },
+    }
+    base["spec"].update(spec)
+    return base
+
+
+def with_deployment_spec(csv: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    csv = copy.deepcopy(csv)
+    csv["spec"]["install"]["spec"]["deployments"][0]["spec"].update(changes)
+    return csv
+
+
+def apply(plane: ControlPlane, namespace: str, obj: dict[str, Any]) -> None:
+    plane.kubectl("create", "-n", namespace, "-f", "-", stdin=json.dumps(obj))
+
+
+def phase(plane: ControlPlane, namespace: str, name: str) -> str:
+    result = plane.kubectl(
+        "get",
+        "csv",
+        name,
+        "-n",
+        namespace,
+        "-o",
+        "jsonpath={.status.phase}/{.status.reason}",
+        check=False,
+    )
+    return result.stdout if result.returncode == 0 else "absent"
+
+
+def wait_phase(
+    plane: ControlPlane, namespace: str, name: str, expected: str, timeout: float = 90
+) -> dict[str, Any]:
+    wait_for(
+        lambda: phase(plane, namespace, name) == expected,
+        timeout=timeout,
+        what=f"{name} {expected} (now {phase(plane, namespace, name)})",
+    )
+    csv: dict[str, Any] = plane.get_json("csv", name, "-n", namespace)
+    return csv
+
+
+def install_sample(plane: ControlPlane, namespace: str) -> None:
+    """The sample operator 0.0.1, with its CRD and RBAC, installed and Succeeded."""
+    operator_group(plane, namespace)
+    plane.kubectl("apply", "-f", str(SAMPLE / "crd.yaml"))
+    plane.kubectl("apply", "-n", namespace, "-f", str(SAMPLE / "rbac.yaml"))
+    csv = yaml.safe_load((SAMPLE / "memcached-operator.v0.0.1.csv.yaml").read_text())
+    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(csv))
+    wait_phase(plane, namespace, "memcached-operator.v0.0.1", "Succeeded/InstallSucceeded")
+
+
+def warning_events(plane: ControlPlane, namespace: str, name: str) -> list[tuple[str, str]]:
+    events = plane.get_json(
+        "events", "-n", namespace, "--field-selector", f"involvedObject.name={name},type=Warning"
+    )["items"]
+    return [(e["reason"], e["message"]) for e in events]
