@@ -177,7 +177,7 @@ def test_required_fields_are_refused_by_the_api_server(
 def test_a_namespace_that_gets_its_operator_group_recovers(
     control_plane: ControlPlane, cases: dict[str, tuple[str, Case]]
 ) -> None:
-    namespace, case = cases["no-operator-group"]
+    namespace, _case = cases["no-operator-group"]
     wait_phase(control_plane, namespace, "lonely", "Failed/NoOperatorGroup")
     operator_group(control_plane, namespace)
     wait_phase(control_plane, namespace, "lonely", "Succeeded/InstallSucceeded")
