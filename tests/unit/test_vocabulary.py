@@ -1,0 +1,71 @@
+"""The closed vocabularies are complete: exactly OLM v0's phases, reasons and keys."""
+
+from __future__ import annotations
+
+import kopf
+
+from olm.api.csv import CsvPhase, CsvReason, RequirementState
+from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
+from olm.controllers.watch import WATCHED, configure
+
+# OLM v0's API (operator-framework/api v1alpha1 clusterserviceversion_types.go), as listed in
+# olm-behaviour.md §2.2.
+OLM_REASONS = set(
+    ["RequirementsUnknown", "RequirementsNotMet", "AllRequirementsMet", "OwnerConflict", "InstallComponentFailed", "InstallComponentFailedNoRetry", "InvalidInstallStrategy", "InstallWaiting", "InstallSucceeded", "InstallCheckFailed", "ComponentUnhealthy", "BeingReplaced", "Replaced", "NeedsReinstall", "NeedsCertRotation", "APIServiceResourceIssue", "APIServiceResourcesNeedReinstall", "APIServiceInstallFailed", "Copied", "InvalidInstallModes", "NoTargetNamespaces", "UnsupportedOperatorGroup", "NoOperatorGroup", "TooManyOperatorGroups", "InterOperatorGroupOwnerConflict", "CannotModifyStaticOperatorGroupProvidedAPIs", "DetectedClusterChange", "InvalidWebhookDescription", "OperatorConditionNotUpgradeable", "WaitingOnCleanup"]
+)
+OLM_PHASES = {
+    "",
+    "Pending",
+    "InstallReady",
+    "Installing",
+    "Succeeded",
+    "Failed",
+    "Unknown",
+    "Replacing",
+    "Deleting",
+}
+
+
+def test_csv_reasons_are_exactly_olms() -> None:
+    assert {reason.value for reason in CsvReason} == OLM_REASONS
+
+
+def test_csv_phases_are_exactly_olms() -> None:
+    assert {phase.value for phase in CsvPhase} == OLM_PHASES
+
+
+def test_requirement_states_are_olms() -> None:
+    assert {s.value for s in RequirementState} == {
+        "Present",
+        "NotPresent",
+        "PresentNotSatisfied",
+        "PresentNotAvailable",
+        "DeploymentFound",
+        "DeploymentNotFound",
+    }
+
+
+def test_label_and_annotation_keys() -> None:
+    assert Label.OWNER == "olm.owner" and Label.OWNER_KIND == "olm.owner.kind"
+    assert Label.DEPLOYMENT_SPEC_HASH == "olm.deployment-spec-hash"
+    assert {a.value for a in Annotation} >= {
+        "olm.operatorGroup",
+        "olm.operatorNamespace",
+        "olm.targetNamespaces",
+        "olm.providedAPIs",
+    }
+    assert CSV_CLEANUP_FINALIZER == "operators.coreos.com/csv-cleanup"
+
+
+def test_kopf_settings_write_nothing_and_need_no_peering() -> None:
+    settings = kopf.OperatorSettings()
+    configure(settings)
+    assert settings.posting.enabled is False
+    assert settings.peering.standalone is True
+    assert settings.peering.mandatory is False
+    assert settings.watching.server_timeout == 300
+
+
+def test_every_watched_kind_has_a_unique_store_name() -> None:
+    names = [w.kind for w in WATCHED]
+    assert len(names) == len(set(names))
