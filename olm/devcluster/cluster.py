@@ -140,7 +140,9 @@ class DevCluster:
         if not data or not data.get("ready"):
             return False
         records = self.processes()
-        if {r.name for r in records} != set(START_ORDER) or not all(map(is_running, records)):
+        if not set(START_ORDER) <= {r.name for r in records}:
+            return False
+        if not all(is_running(r) for r in records if r.name in START_ORDER):
             return False
         ok, _ = health.apiserver_ready(data["api_url"], self._admin_context(), timeout=1.5)
         return ok
@@ -156,7 +158,7 @@ class DevCluster:
         ports = data["ports"]
         by_name = {r.name: r for r in self.processes()}
         result = []
-        for name in START_ORDER:
+        for name in [*START_ORDER, *(n for n in by_name if n not in START_ORDER)]:
             record = by_name.get(name)
             running = record is not None and is_running(record)
             healthy, detail = False, "not started" if record is None else "not running"
@@ -380,6 +382,23 @@ class DevCluster:
                 shutil.rmtree(child, ignore_errors=True)
             else:
                 child.unlink(missing_ok=True)
+
+    # ----- processes that run against the cluster ----------------------------------------------
+
+    def start_process(self, name: str, argv: list[str]) -> bool:
+        """Run `argv` (e.g. `olm run`) as part of this cluster, so `down` stops it too.
+
+        Returns False when a process of that name is already running."""
+        data = self._load()
+        if data is None:
+            raise ClusterError(f"No cluster is recorded in {self.state_dir}; run `olm dev up`.")
+        if any(r.name == name and is_running(r) for r in self.processes()):
+            return False
+        env = {**os.environ, **self.env()}
+        _, record = spawn(name, argv, self.state_dir / "logs" / f"{name}.log", env=env)
+        data["processes"] = [p for p in data["processes"] if p["name"] != name] + [record.to_json()]
+        self._save(data)
+        return True
 
     # ----- down --------------------------------------------------------------------------------
 
