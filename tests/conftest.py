@@ -249,6 +249,14 @@ class Recorder:
                 seen.append(state)
         return seen
 
+    def wait_until_watching(self, name: str, timeout: float = 30) -> None:
+        """Block until the watch has delivered `name` once, so later changes are all seen."""
+        wait_for(
+            lambda: any(obj["metadata"]["name"] == name for _, obj in list(self.events)),
+            timeout=timeout,
+            what=f"the watch to list {name}",
+        )
+
     def close(self) -> None:
         self.process.terminate()
         self.process.wait()

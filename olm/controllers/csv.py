@@ -99,8 +99,8 @@ class CsvController:
         if meta.get("deletionTimestamp"):
             self._cleanup(csv)
             return None
-        if is_copy(csv):
-            return None
+        if is_copy(csv) or self._namespace_terminating(namespace):
+            return None  # nothing may be created in a terminating namespace; only cleanup runs
         if CSV_CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
             self._apply_metadata(csv, finalizer=True)
             return None
@@ -196,6 +196,16 @@ class CsvController:
         with contextlib.suppress(NotFound):
             self.gateway.apply(body)
 
+    def _namespace_terminating(self, namespace: str) -> bool:
+        found = self.store.get("namespace", "", namespace)
+        return bool(
+            found
+            and (
+                found["metadata"].get("deletionTimestamp")
+                or (found.get("status") or {}).get("phase") == "Terminating"
+            )
+        )
+
     def _cleanup(self, csv: dict[str, Any]) -> None:
         """The csv-cleanup finalizer: remove cluster-scoped RBAC labelled as this CSV's."""
         meta = csv["metadata"]
@@ -216,7 +226,28 @@ class CsvController:
                     self.gateway.delete(
                         "rbac.authorization.k8s.io/v1", kind, None, obj["metadata"]["name"]
                     )
-        self._apply_metadata(csv, finalizer=False)
+        # A JSON patch, not server-side apply: the API server refuses apply requests in a
+        # terminating namespace, and the namespace cannot finish until this finalizer is gone.
+        # The test op makes sure exactly our entry is removed.
+        index = meta["finalizers"].index(CSV_CLEANUP_FINALIZER)
+        patch = [
+            {"op": "test", "path": f"/metadata/finalizers/{index}", "value": CSV_CLEANUP_FINALIZER},
+            {"op": "remove", "path": f"/metadata/finalizers/{index}"},
+        ]
+        try:
+            self.gateway.patch(
+                CSV.api_version,
+                CSV.kind.value,
+                meta["namespace"],
+                meta["name"],
+                patch,
+                content_type="application/json-patch+json",
+            )
+        except (NotFound, Conflict):
+            pass
+        except GatewayError as exc:
+            if exc.status != 422:  # 422: the list changed under us; the next event retries
+                raise
 
     def _ensure_operator_condition(self, csv: dict[str, Any]) -> None:
         meta = csv["metadata"]

@@ -41,6 +41,9 @@ class OperatorGroupController:
         self._wake_csvs(namespace)
         if group is None or group["metadata"].get("deletionTimestamp"):
             return None
+        space = self.store.get("namespace", "", namespace)
+        if space and space["metadata"].get("deletionTimestamp"):
+            return None  # nothing can be written in a terminating namespace
         namespaces = {
             n["metadata"]["name"]: n["metadata"].get("labels") or {}
             for n in self.store.items("namespace")

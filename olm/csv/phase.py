@@ -15,6 +15,7 @@ from typing import Any
 
 from olm.api.csv import GROUP_FAILURE_REASONS, INSTALL_TIMEOUT_SECONDS, CsvPhase, CsvReason
 from olm.api.labels import Annotation, Label
+from olm.csv.definitions import definition_problem
 from olm.csv.requirements import RequirementInputs, check_requirements, unmet_summary
 from olm.csv.status import parse_timestamp, same_phase, set_phase
 from olm.groups.targets import csv_annotations, install_mode_problem
@@ -334,6 +335,9 @@ def decide(world: World) -> Plan:
             CsvReason.INVALID_INSTALL_STRATEGY,
             f"install strategy invalid: {exc}",
         )
+    invalid = definition_problem(csv, {d.name for d in strategy.deployments})
+    if invalid:
+        return transition(world, CsvPhase.FAILED, invalid[0], invalid[1])
     unsupported = _unsupported_feature(csv)
     if unsupported:
         return transition(world, CsvPhase.FAILED, unsupported[0], unsupported[1])

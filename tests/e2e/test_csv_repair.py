@@ -14,6 +14,7 @@ def test_an_edited_operator_deployment_is_put_back(
 ) -> None:
     install_sample(control_plane, namespace)
     recorder = Recorder(control_plane, namespace)
+    recorder.wait_until_watching(CSV)
     try:
         control_plane.kubectl(
             "patch",
@@ -56,6 +57,7 @@ def test_a_deleted_operator_deployment_is_reinstalled(
         "metadata"
     ]["uid"]
     recorder = Recorder(control_plane, namespace)
+    recorder.wait_until_watching(CSV)
     try:
         control_plane.kubectl("delete", "deployment", "memcached-operator", "-n", namespace)
         wait_for(

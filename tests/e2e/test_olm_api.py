@@ -92,7 +92,8 @@ def test_kubectl_get_all_olm_kinds_shows_olms_columns(
     csv_row = control_plane.kubectl(
         "get", "csv", "example", "-n", namespace, "--no-headers"
     ).stdout.split()
-    assert csv_row == ["example", "Example", "0.0.1", "example.v0.0.0"]
+    # The PHASE column fills in once olm-py has looked at the CSV; the rest is the spec.
+    assert csv_row[:4] == ["example", "Example", "0.0.1", "example.v0.0.0"]
     ip_row = control_plane.kubectl(
         "get", "installplan", "example", "-n", namespace, "--no-headers"
     ).stdout.split()

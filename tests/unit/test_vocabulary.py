@@ -11,7 +11,38 @@ from olm.controllers.watch import WATCHED, configure
 # OLM v0's API (operator-framework/api v1alpha1 clusterserviceversion_types.go), as listed in
 # olm-behaviour.md §2.2.
 OLM_REASONS = set(
-    ["RequirementsUnknown", "RequirementsNotMet", "AllRequirementsMet", "OwnerConflict", "InstallComponentFailed", "InstallComponentFailedNoRetry", "InvalidInstallStrategy", "InstallWaiting", "InstallSucceeded", "InstallCheckFailed", "ComponentUnhealthy", "BeingReplaced", "Replaced", "NeedsReinstall", "NeedsCertRotation", "APIServiceResourceIssue", "APIServiceResourcesNeedReinstall", "APIServiceInstallFailed", "Copied", "InvalidInstallModes", "NoTargetNamespaces", "UnsupportedOperatorGroup", "NoOperatorGroup", "TooManyOperatorGroups", "InterOperatorGroupOwnerConflict", "CannotModifyStaticOperatorGroupProvidedAPIs", "DetectedClusterChange", "InvalidWebhookDescription", "OperatorConditionNotUpgradeable", "WaitingOnCleanup"]
+    [
+        "RequirementsUnknown",
+        "RequirementsNotMet",
+        "AllRequirementsMet",
+        "OwnerConflict",
+        "InstallComponentFailed",
+        "InstallComponentFailedNoRetry",
+        "InvalidInstallStrategy",
+        "InstallWaiting",
+        "InstallSucceeded",
+        "InstallCheckFailed",
+        "ComponentUnhealthy",
+        "BeingReplaced",
+        "Replaced",
+        "NeedsReinstall",
+        "NeedsCertRotation",
+        "APIServiceResourceIssue",
+        "APIServiceResourcesNeedReinstall",
+        "APIServiceInstallFailed",
+        "Copied",
+        "InvalidInstallModes",
+        "NoTargetNamespaces",
+        "UnsupportedOperatorGroup",
+        "NoOperatorGroup",
+        "TooManyOperatorGroups",
+        "InterOperatorGroupOwnerConflict",
+        "CannotModifyStaticOperatorGroupProvidedAPIs",
+        "DetectedClusterChange",
+        "InvalidWebhookDescription",
+        "OperatorConditionNotUpgradeable",
+        "WaitingOnCleanup",
+    ]
 )
 OLM_PHASES = {
     "",

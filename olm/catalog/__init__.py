@@ -1,0 +1,1 @@
+"""Operator catalogs: formats, the model, validation and upgrade graphs (pure logic)."""
