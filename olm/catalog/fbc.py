@@ -33,7 +33,9 @@ class _Ignore:
         if directory not in self.patterns:
             path = directory / ".indexignore"
             lines = path.read_text().splitlines() if path.is_file() else []
-            self.patterns[directory] = [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
+            self.patterns[directory] = [
+                ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")
+            ]
         return self.patterns[directory]
 
     def ignored(self, path: Path) -> bool:
@@ -51,7 +53,10 @@ class _Ignore:
                 anchored = body.startswith("/")
                 body = body.lstrip("/")
                 candidates = [relative] if anchored or "/" in body else [relative, *parts[depth:]]
-                if any(fnmatch.fnmatchcase(c, body) or fnmatch.fnmatchcase(c, body + "/*") for c in candidates):
+                if any(
+                    fnmatch.fnmatchcase(c, body) or fnmatch.fnmatchcase(c, body + "/*")
+                    for c in candidates
+                ):
                     result = not negate
             directory = directory / parts[depth]
         return result
@@ -71,14 +76,23 @@ def catalog_files(root: Path) -> list[Path]:
     return files
 
 
-def _meta(blob: dict[str, Any], where: tuple[str, str], problems: list[Problem]) -> dict[str, str] | None:
+def _meta(
+    blob: dict[str, Any], where: tuple[str, str], problems: list[Problem]
+) -> dict[str, str] | None:
     folded: dict[str, str] = {}
     for key in blob:
         if not isinstance(key, str):
             continue
         low = key.lower()
         if low in folded:
-            problems.append(Problem("blob-duplicate-keys", f'duplicate keys for key "{low}"', "keep one spelling of the key", *where))
+            problems.append(
+                Problem(
+                    "blob-duplicate-keys",
+                    f'duplicate keys for key "{low}"',
+                    "keep one spelling of the key",
+                    *where,
+                )
+            )
             return None
         folded[low] = key
     meta: dict[str, str] = {}
@@ -86,11 +100,25 @@ def _meta(blob: dict[str, Any], where: tuple[str, str], problems: list[Problem])
         if field in folded:
             value = blob[folded[field]]
             if not isinstance(value, str):
-                problems.append(Problem("blob-meta-type", f'expected value for key "{field}" to be a string', f"quote the {field}", *where))
+                problems.append(
+                    Problem(
+                        "blob-meta-type",
+                        f'expected value for key "{field}" to be a string',
+                        f"quote the {field}",
+                        *where,
+                    )
+                )
                 return None
             meta[field] = value
     if not meta.get("schema"):
-        problems.append(Problem("blob-missing-schema", "object is missing root schema field", "add a schema: olm.package | olm.channel | olm.bundle | olm.deprecations", *where))
+        problems.append(
+            Problem(
+                "blob-missing-schema",
+                "object is missing root schema field",
+                "add a schema: olm.package | olm.channel | olm.bundle | olm.deprecations",
+                *where,
+            )
+        )
         return None
     return meta
 
@@ -112,25 +140,51 @@ def read_blobs(root: Path) -> tuple[list[tuple[dict[str, Any], tuple[str, str]]]
     blobs: list[tuple[dict[str, Any], tuple[str, str]]] = []
     problems: list[Problem] = []
     if not root.exists():
-        problems.append(Problem("catalog-missing", f"{root} does not exist", "pass the catalog's directory or file"))
+        problems.append(
+            Problem(
+                "catalog-missing", f"{root} does not exist", "pass the catalog's directory or file"
+            )
+        )
         return blobs, problems
     for path in catalog_files(root):
         shown = str(path.relative_to(root)) if root.is_dir() else str(path)
         try:
             text = path.read_text()
         except (OSError, UnicodeDecodeError) as exc:
-            problems.append(Problem("file-unreadable", f"cannot read: {exc}", "remove the file or list it in .indexignore", shown))
+            problems.append(
+                Problem(
+                    "file-unreadable",
+                    f"cannot read: {exc}",
+                    "remove the file or list it in .indexignore",
+                    shown,
+                )
+            )
             continue
         try:
             for index, document in iter_documents(text):
                 where = (shown, f"document {index + 1}")
                 if not isinstance(document, dict):
-                    problems.append(Problem("blob-not-object", f"a catalog document must be an object, got {type(document).__name__}", "each YAML document / JSON value must be one blob", *where))
+                    problems.append(
+                        Problem(
+                            "blob-not-object",
+                            f"a catalog document must be an object, got {type(document).__name__}",
+                            "each YAML document / JSON value must be one blob",
+                            *where,
+                        )
+                    )
                     continue
                 blobs.append((document, where))
         except DocumentError as exc:
             line = f", line {exc.line}" if exc.line else ""
-            problems.append(Problem("file-parse", f"{exc}", "fix the syntax, or list non-catalog files in .indexignore", shown, f"document {exc.document + 1}{line}"))
+            problems.append(
+                Problem(
+                    "file-parse",
+                    f"{exc}",
+                    "fix the syntax, or list non-catalog files in .indexignore",
+                    shown,
+                    f"document {exc.document + 1}{line}",
+                )
+            )
     return blobs, problems
 
 
@@ -139,9 +193,13 @@ def load_fbc(root: Path) -> Catalog:
     return blobs_to_catalog(blobs, problems)
 
 
-def blobs_to_catalog(blobs: list[tuple[dict[str, Any], tuple[str, str]]], problems: list[Problem] | None = None) -> Catalog:
+def blobs_to_catalog(
+    blobs: list[tuple[dict[str, Any], tuple[str, str]]], problems: list[Problem] | None = None
+) -> Catalog:
     catalog = Catalog(problems=list(problems or []))
-    typed: dict[str, list[tuple[dict[str, Any], dict[str, str], tuple[str, str]]]] = {s: [] for s in KNOWN_SCHEMAS}
+    typed: dict[str, list[tuple[dict[str, Any], dict[str, str], tuple[str, str]]]] = {
+        s: [] for s in KNOWN_SCHEMAS
+    }
     for blob, where in blobs:
         meta = _meta(blob, where, catalog.problems)
         if meta is None:
@@ -161,16 +219,39 @@ def blobs_to_catalog(blobs: list[tuple[dict[str, Any], tuple[str, str]]], proble
     return catalog
 
 
-def _add_package(catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], where: tuple[str, str]) -> None:
+def _add_package(
+    catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], where: tuple[str, str]
+) -> None:
     name = meta.get("name", "")
     if not name:
-        catalog.problems.append(Problem("package-name", "config contains package with no name", "set name on the olm.package blob", *where))
+        catalog.problems.append(
+            Problem(
+                "package-name",
+                "config contains package with no name",
+                "set name on the olm.package blob",
+                *where,
+            )
+        )
         return
     if name in catalog.packages:
-        catalog.problems.append(Problem("package-duplicate", f'duplicate package "{name}"', "keep one olm.package blob per package", *where))
+        catalog.problems.append(
+            Problem(
+                "package-duplicate",
+                f'duplicate package "{name}"',
+                "keep one olm.package blob per package",
+                *where,
+            )
+        )
         return
     if len(name) > 63 or not DNS_LABEL.fullmatch(name):
-        catalog.problems.append(Problem("package-name-format", f'invalid package name "{name}": must be a DNS-1123 label', "use lowercase letters, digits and '-', at most 63 characters", *where))
+        catalog.problems.append(
+            Problem(
+                "package-name-format",
+                f'invalid package name "{name}": must be a DNS-1123 label',
+                "use lowercase letters, digits and '-', at most 63 characters",
+                *where,
+            )
+        )
     default = _get(blob, "defaultChannel")
     catalog.packages[name] = Package(
         name=name,
@@ -181,26 +262,67 @@ def _add_package(catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], w
     )
 
 
-def _add_channel(catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], where: tuple[str, str]) -> None:
+def _add_channel(
+    catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], where: tuple[str, str]
+) -> None:
     package_name, name = meta.get("package", ""), meta.get("name", "")
     package = catalog.packages.get(package_name)
     if package is None:
-        catalog.problems.append(Problem("channel-package", f'unknown package "{package_name}" for channel "{name}"', "add the olm.package blob, or fix the channel's package", *where))
+        catalog.problems.append(
+            Problem(
+                "channel-package",
+                f'unknown package "{package_name}" for channel "{name}"',
+                "add the olm.package blob, or fix the channel's package",
+                *where,
+            )
+        )
         return
     if not name:
-        catalog.problems.append(Problem("channel-name", f'package "{package_name}" contains channel with no name', "set name on the olm.channel blob", *where))
+        catalog.problems.append(
+            Problem(
+                "channel-name",
+                f'package "{package_name}" contains channel with no name',
+                "set name on the olm.channel blob",
+                *where,
+            )
+        )
         return
     if name in package.channels:
-        catalog.problems.append(Problem("channel-duplicate", f'package "{package_name}" has duplicate channel "{name}"', "merge the two olm.channel blobs", *where))
+        catalog.problems.append(
+            Problem(
+                "channel-duplicate",
+                f'package "{package_name}" has duplicate channel "{name}"',
+                "merge the two olm.channel blobs",
+                *where,
+            )
+        )
         return
     channel = Channel(name, package_name)
     entries = _get(blob, "entries")
     if entries is not None and not isinstance(entries, list):
-        catalog.problems.append(Problem("channel-entries-type", f'channel "{name}" entries must be a list', "write entries as a list of {name, replaces, skips, skipRange}", *where))
+        catalog.problems.append(
+            Problem(
+                "channel-entries-type",
+                f'channel "{name}" entries must be a list',
+                "write entries as a list of {name, replaces, skips, skipRange}",
+                *where,
+            )
+        )
         entries = []
     for index, raw in enumerate(entries or []):
-        if not isinstance(raw, dict) or not isinstance(_get(raw, "name"), str) or not _get(raw, "name"):
-            catalog.problems.append(Problem("channel-entry", f'channel "{name}" entry {index} has no name', "every entry needs the bundle's name", *where))
+        if (
+            not isinstance(raw, dict)
+            or not isinstance(_get(raw, "name"), str)
+            or not _get(raw, "name")
+        ):
+            catalog.problems.append(
+                Problem(
+                    "channel-entry",
+                    f'channel "{name}" entry {index} has no name',
+                    "every entry needs the bundle's name",
+                    *where,
+                )
+            )
             continue
         entry = Entry(
             name=_get(raw, "name"),
@@ -209,27 +331,64 @@ def _add_channel(catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], w
             skip_range=str(_get(raw, "skipRange") or ""),
         )
         if channel.entry(entry.name) is not None:
-            catalog.problems.append(Problem("channel-entry-duplicate", f'invalid package "{package_name}", channel "{name}": duplicate entry "{entry.name}"', "list each bundle once per channel", *where))
+            catalog.problems.append(
+                Problem(
+                    "channel-entry-duplicate",
+                    f'invalid package "{package_name}", channel "{name}": duplicate entry "{entry.name}"',
+                    "list each bundle once per channel",
+                    *where,
+                )
+            )
             continue
         channel.entries.append(entry)
     package.channels[name] = channel
 
 
-def _add_bundle(catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], where: tuple[str, str]) -> None:
+def _add_bundle(
+    catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], where: tuple[str, str]
+) -> None:
     package_name, name = meta.get("package", ""), meta.get("name", "")
     if not package_name:
-        catalog.problems.append(Problem("bundle-package", f'package name must be set for bundle "{name}"', "set package on the olm.bundle blob", *where))
+        catalog.problems.append(
+            Problem(
+                "bundle-package",
+                f'package name must be set for bundle "{name}"',
+                "set package on the olm.bundle blob",
+                *where,
+            )
+        )
         return
     package = catalog.packages.get(package_name)
     if package is None:
-        catalog.problems.append(Problem("bundle-package", f'unknown package "{package_name}" for bundle "{name}"', "add the olm.package blob, or fix the bundle's package", *where))
+        catalog.problems.append(
+            Problem(
+                "bundle-package",
+                f'unknown package "{package_name}" for bundle "{name}"',
+                "add the olm.package blob, or fix the bundle's package",
+                *where,
+            )
+        )
         return
     if name in package.bundles:
-        catalog.problems.append(Problem("bundle-duplicate", f'package "{package_name}" has duplicate bundle "{name}"', "keep one olm.bundle blob per bundle", *where))
+        catalog.problems.append(
+            Problem(
+                "bundle-duplicate",
+                f'package "{package_name}" has duplicate bundle "{name}"',
+                "keep one olm.bundle blob per bundle",
+                *where,
+            )
+        )
         return
     properties = _get(blob, "properties")
     if properties is not None and not isinstance(properties, list):
-        catalog.problems.append(Problem("bundle-properties-type", f'bundle "{name}" properties must be a list', "write properties as a list of {type, value}", *where))
+        catalog.problems.append(
+            Problem(
+                "bundle-properties-type",
+                f'bundle "{name}" properties must be a list',
+                "write properties as a list of {type, value}",
+                *where,
+            )
+        )
         properties = []
     related = _get(blob, "relatedImages")
     package.bundles[name] = Bundle(
@@ -237,17 +396,35 @@ def _add_bundle(catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], wh
         package=package_name,
         image=str(_get(blob, "image") or ""),
         properties=[p for p in properties or [] if isinstance(p, dict)],
-        related_images=[r for r in related if isinstance(r, dict)] if isinstance(related, list) else [],
+        related_images=[r for r in related if isinstance(r, dict)]
+        if isinstance(related, list)
+        else [],
         source=f"{where[0]}:{where[1]}",
     )
 
 
-def _add_deprecations(catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], where: tuple[str, str]) -> None:
+def _add_deprecations(
+    catalog: Catalog, blob: dict[str, Any], meta: dict[str, str], where: tuple[str, str]
+) -> None:
     package = catalog.packages.get(meta.get("package", ""))
     if package is None:
-        catalog.problems.append(Problem("deprecations-package", f'cannot apply deprecations to an unknown package "{meta.get("package", "")}"', "fix the package of the olm.deprecations blob", *where))
+        catalog.problems.append(
+            Problem(
+                "deprecations-package",
+                f'cannot apply deprecations to an unknown package "{meta.get("package", "")}"',
+                "fix the package of the olm.deprecations blob",
+                *where,
+            )
+        )
         return
     if package.deprecations is not None:
-        catalog.problems.append(Problem("deprecations-duplicate", f'expected a maximum of one deprecation per package: "{package.name}"', "merge the olm.deprecations blobs", *where))
+        catalog.problems.append(
+            Problem(
+                "deprecations-duplicate",
+                f'expected a maximum of one deprecation per package: "{package.name}"',
+                "merge the olm.deprecations blobs",
+                *where,
+            )
+        )
         return
     package.deprecations = blob

@@ -72,7 +72,9 @@ def entries_in_order(channel: Channel) -> list[str]:
     return chain + sorted(e.name for e in channel.entries if e.name not in chain)
 
 
-def upgrade_candidates(channel: Channel, bundles: dict[str, Bundle], installed: str, installed_version: str = "") -> list[str]:
+def upgrade_candidates(
+    channel: Channel, bundles: dict[str, Bundle], installed: str, installed_version: str = ""
+) -> list[str]:
     """Entries that may replace `installed`: it is their `replaces`, in their `skips`, or its
     version is in their skipRange. Ordered nearest the head first, as OLM prefers them."""
     version = None
@@ -99,7 +101,13 @@ def upgrade_candidates(channel: Channel, bundles: dict[str, Bundle], installed: 
     return sorted(found, key=lambda n: order.get(n, len(order)))
 
 
-def path_to_head(channel: Channel, bundles: dict[str, Bundle], installed: str, installed_version: str = "", limit: int = 1000) -> list[str]:
+def path_to_head(
+    channel: Channel,
+    bundles: dict[str, Bundle],
+    installed: str,
+    installed_version: str = "",
+    limit: int = 1000,
+) -> list[str]:
     """The hops OLM would take from `installed`, one resolution at a time, to the head."""
     path: list[str] = []
     current, version = installed, installed_version

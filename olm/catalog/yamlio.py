@@ -19,8 +19,10 @@ class KubeLoader(_Base):  # type: ignore[misc]
     """SafeLoader (libyaml-backed when available) without the timestamp resolver."""
 
 
+# Go's YAML has neither YAML 1.1 timestamps nor the "=" value key: both stay strings.
+_DROPPED = ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value")
 KubeLoader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    key: [(tag, regexp) for tag, regexp in resolvers if tag not in _DROPPED]
     for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 
