@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from olm.catalog.cli import add_commands as add_catalog_commands
 from olm.devcluster.build import BuildError, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.progress import Progress
@@ -113,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--resync", type=float, default=300.0, help="seconds between full resyncs (default 300)"
     )
     run.set_defaults(func=_cmd_run)
+    add_catalog_commands(commands)
     dev = commands.add_parser("dev", help="the local Kubernetes control plane")
     dev.add_argument(
         "--state-dir", help="where the cluster keeps its state (default: ~/.local/state/olm-py/dev)"
@@ -141,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Behave like other CLI tools when piped into `head`: stop quietly.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

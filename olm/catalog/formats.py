@@ -156,6 +156,16 @@ def _dependencies(metadata: Path, problems: list[Problem], where: str) -> list[d
     return found
 
 
+def _raw_dependencies(metadata: Path) -> list[dict[str, Any]]:
+    document = (
+        _first_document(metadata / "dependencies.yaml")
+        if (metadata / "dependencies.yaml").is_file()
+        else None
+    )
+    found = document.get("dependencies") if isinstance(document, dict) else None
+    return [d for d in found if isinstance(d, dict)] if isinstance(found, list) else []
+
+
 def is_bundle_dir(path: Path) -> bool:
     return (path / "manifests").is_dir() and (path / "metadata").is_dir()
 
@@ -225,12 +235,14 @@ def load_bundle_dir(path: Path, problems: list[Problem]) -> tuple[Bundle, list[s
             )
         )
     extra = _dependencies(path / "metadata", problems, where)
+    raw_dependencies = _raw_dependencies(path / "metadata")
     bundle = Bundle(
         name=str(csv["metadata"].get("name", "")),
         package=package,
         properties=bundle_properties(package, csv, objects, extra),
         related_images=_related_images(csv),
         source=where,
+        dependencies=raw_dependencies,
     )
     return (
         bundle,
@@ -439,8 +451,13 @@ def load_configmap(path: Path, catalog: Catalog) -> None:
         catalog.packages[name] = package
 
 
+def _is_configmap(path: Path) -> bool:
+    document = _first_document(path) if path.is_file() else None
+    return isinstance(document, dict) and document.get("kind") == "ConfigMap"
+
+
 def detect(path: Path) -> str:
-    """fbc | bundle | bundle-package | package-manifest | configmap | packages"""
+    """fbc | bundle | bundle-package | package-manifest | configmap | configmap-dir | packages"""
     if path.is_file():
         document = _first_document(path)
         return (
@@ -452,6 +469,8 @@ def detect(path: Path) -> str:
         return "bundle"
     if is_package_manifest_dir(path):
         return "package-manifest"
+    if any(_is_configmap(p) for p in path.glob("*.y*ml")):
+        return "configmap-dir"
     children = [p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")]
     if children and any(is_bundle_dir(c) for c in children):
         return "bundle-package"
@@ -484,6 +503,10 @@ def load(path: Path) -> Catalog:
     catalog = Catalog()
     if kind == "configmap":
         load_configmap(path, catalog)
+    elif kind == "configmap-dir":
+        for child in sorted(path.glob("*.y*ml")):
+            if _is_configmap(child):
+                load_configmap(child, catalog)
     elif kind == "bundle":
         _single_bundle(path, catalog)
     elif kind == "bundle-package":

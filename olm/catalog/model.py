@@ -56,6 +56,8 @@ class Bundle:
     properties: list[dict[str, Any]] = field(default_factory=list)
     related_images: list[dict[str, str]] = field(default_factory=list)
     source: str = ""
+    # Dependencies as the author wrote them (metadata/dependencies.yaml), when known.
+    dependencies: list[dict[str, Any]] | None = None
 
     def props(self, kind: str) -> list[Any]:
         return [p.get("value") for p in self.properties if p.get("type") == kind]
