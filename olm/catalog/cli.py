@@ -79,6 +79,41 @@ def _graph(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from olm.registry.index import RegistryIndex
+    from olm.registry.server import serve
+
+    catalog = load(Path(args.path))
+    problems = validate(catalog)
+    if problems:
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print(
+            "error: the catalog is invalid; fix it (see `olm catalog validate`) before serving it",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        server = serve(RegistryIndex(catalog), f"{args.host}:{args.port}")
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"serving {len(catalog.packages)} packages, {catalog.bundle_count} bundles on {args.host}:{args.port}",
+        file=sys.stderr,
+        flush=True,
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop.wait()
+    server.stop(grace=2).wait()
+    return 0
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     catalog = commands.add_parser(
         "catalog", help="read, validate, render and picture operator catalogs"
@@ -103,3 +138,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     graph_cmd.add_argument("--format", choices=["mermaid", "dot", "svg", "png"], default="mermaid")
     graph_cmd.add_argument("--out", help="write to this file instead of stdout")
     graph_cmd.set_defaults(func=_graph)
+    serve_cmd = sub.add_parser("serve", help="serve a catalog over operator-registry's gRPC API")
+    serve_cmd.add_argument("path")
+    serve_cmd.add_argument("--port", "-p", type=int, default=50051)
+    serve_cmd.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    serve_cmd.set_defaults(func=_serve)

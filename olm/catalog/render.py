@@ -49,7 +49,11 @@ def blobs(catalog: Catalog) -> list[dict[str, Any]]:
                 "properties": bundle.properties,
             }
             if bundle.related_images:
-                item["relatedImages"] = bundle.related_images
+                # opm always writes the name, empty or not.
+                item["relatedImages"] = [
+                    {"name": r.get("name", ""), "image": r.get("image", "")}
+                    for r in bundle.related_images
+                ]
             out.append(item)
         out.extend(o for o in catalog.others if o.get("package") == name)
         if package.deprecations:

@@ -89,7 +89,8 @@ def build() -> Catalog:
 
 
 def rendered() -> str:
-    return HEADER + to_yaml(build())
+    # The comment goes inside the first document: `opm` reads a comment-only document as a blob.
+    return HEADER + to_yaml(build()).removeprefix("---\n")
 
 
 def main() -> int:

@@ -15,6 +15,8 @@ KUBERNETES_VERSION = "v1.34.12"
 KUBERNETES_STAGING_VERSION = "v0.34.12"
 ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
+# operator-registry's opm, for parity tests of olm-py's catalog tooling (cgo: sqlite).
+OPM_VERSION = "v1.61.0"
 
 # Every directory under staging/src/k8s.io of the Kubernetes tag. k8s.io/kubernetes's go.mod
 # requires them at the fake version v0.0.0 with local replaces, which a dependent module
@@ -80,10 +82,11 @@ class VersionSet:
     kubernetes_staging: str = KUBERNETES_STAGING_VERSION
     etcd: str = ETCD_VERSION
     kwok: str = KWOK_VERSION
+    opm: str = OPM_VERSION
 
     @property
     def tag(self) -> str:
-        return f"k8s-{self.kubernetes}_etcd-{self.etcd}_kwok-{self.kwok}"
+        return f"k8s-{self.kubernetes}_etcd-{self.etcd}_kwok-{self.kwok}_opm-{self.opm}"
 
 
 PINNED = VersionSet()
