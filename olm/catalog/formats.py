@@ -243,6 +243,7 @@ def load_bundle_dir(path: Path, problems: list[Problem]) -> tuple[Bundle, list[s
         related_images=_related_images(csv),
         source=where,
         dependencies=raw_dependencies,
+        format="bundle",
     )
     return (
         bundle,
@@ -371,6 +372,7 @@ def load_package_manifest(directory: Path, catalog: Catalog) -> None:
             properties=bundle_properties(name, csv, objects, []),
             related_images=_related_images(csv),
             source=str(child),
+            format="package-manifest",
         )
     for raw in channels_raw:
         channel = Channel(str(raw.get("name", "")), name)
@@ -443,6 +445,7 @@ def load_configmap(path: Path, catalog: Catalog) -> None:
                     name,
                     properties=bundle_properties(name, csv, objects, []),
                     source=str(path),
+                    format="configmap",
                 )
                 current = str((csv.get("spec") or {}).get("replaces") or "")
             package.channels[channel.name] = channel

@@ -22,10 +22,13 @@ class Problem:
     hint: str = ""
     path: str = ""
     location: str = ""  # document index, package/channel/bundle, ...
+    level: str = "error"  # or "warning": reported, but the catalog stays valid
 
     def __str__(self) -> str:
         where = ":".join(part for part in (self.path, self.location) if part)
         text = f"{where}: {self.message}" if where else self.message
+        if self.level != "error":
+            text = f"{self.level}: {text}"
         text += f" [{self.rule}]"
         return f"{text} (fix: {self.hint})" if self.hint else text
 
@@ -58,6 +61,8 @@ class Bundle:
     source: str = ""
     # Dependencies as the author wrote them (metadata/dependencies.yaml), when known.
     dependencies: list[dict[str, Any]] | None = None
+    # Where the bundle came from: fbc | bundle | package-manifest | configmap.
+    format: str = "fbc"
 
     def props(self, kind: str) -> list[Any]:
         return [p.get("value") for p in self.properties if p.get("type") == kind]

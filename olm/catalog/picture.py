@@ -1,4 +1,5 @@
-"""Pictures of a package's upgrade graph: Mermaid and Graphviz dot (svg/png through `dot`).
+"""Pictures of a package's upgrade graph: Mermaid, Graphviz dot, SVG (drawn here), and PNG
+(through Graphviz's `dot` when it is installed).
 
 Marks: the head (bold), the default channel (in the title), `replaces` edges (solid), `skips`
 edges (dashed) and skipRange edges (dotted, to every entry of the channel in the range).
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from html import escape
 
-from olm.catalog.graph import GraphError, head
+from olm.catalog.graph import GraphError, entries_in_order, head
 from olm.catalog.model import Channel, Package
 from olm.catalog.semver import SemverError, parse_range, parse_tolerant
 
@@ -103,9 +105,69 @@ def dot(package: Package, channel: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def svg(package: Package, channel: str | None = None) -> str:
+    """A self-contained SVG: one row per channel, oldest entry left, head right (bold)."""
+    width, height, gap_x, gap_y, left, top = 230, 34, 60, 120, 20, 50
+    rows = _channels(package, channel)
+    layouts = []
+    for chan in rows:
+        order = list(reversed(entries_in_order(chan)))
+        dangling = sorted({s for s, _, _ in _edges(package, chan)} - set(order))
+        layouts.append((chan, dangling + order, set(dangling)))
+    columns = max((len(names) for _, names, _ in layouts), default=1)
+    total_w = left * 2 + columns * (width + gap_x)
+    total_h = top + len(rows) * (height + gap_y) + 20
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_w}" height="{total_h}" font-family="sans-serif" font-size="11">',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z"/></marker></defs>',
+        f'<rect width="{total_w}" height="{total_h}" fill="white"/>',
+        f'<text x="{left}" y="22" font-size="15" font-weight="bold">{escape(package.name)}</text>',
+    ]
+    dashes = {
+        "replaces": "",
+        "skips": ' stroke-dasharray="6 3"',
+        "skipRange": ' stroke-dasharray="2 3"',
+    }
+    for row, (chan, names, outside) in enumerate(layouts):
+        y = top + row * (height + gap_y) + 30
+        default = " (default channel)" if chan.name == package.default_channel else ""
+        out.append(
+            f'<text x="{left}" y="{y - 12}" font-weight="bold">channel {escape(chan.name)}{escape(default)}</text>'
+        )
+        position = {name: (left + column * (width + gap_x), y) for column, name in enumerate(names)}
+        channel_head = _head(chan)
+        for name, (x, node_y) in position.items():
+            stroke = ' stroke-width="3"' if name == channel_head else ""
+            fill = (
+                "#eeeeee" if name in outside else ("#dbe9f6" if name == channel_head else "#ffffff")
+            )
+            out.append(
+                f'<rect x="{x}" y="{node_y}" width="{width}" height="{height}" rx="5" fill="{fill}" stroke="black"{stroke}/>'
+            )
+            label = name + (" (head)" if name == channel_head else "")
+            out.append(
+                f'<text x="{x + width / 2}" y="{node_y + 21}" text-anchor="middle">{escape(label)}</text>'
+            )
+        for source, target, kind in _edges(package, chan):
+            (x1, y1), (x2, y2) = position[source], position[target]
+            start, end = (x1 + width, y1 + height / 2), (x2, y2 + height / 2)
+            if kind == "replaces":
+                path = f"M {start[0]} {start[1]} L {end[0]} {end[1]}"
+            else:
+                bend = -45 if kind == "skips" else height + 45
+                path = f"M {x1 + width / 2} {y1 + (0 if kind == 'skips' else height)} C {x1 + width / 2} {y1 + bend}, {x2 + width / 2} {y2 + bend}, {x2 + width / 2} {y2 + (0 if kind == 'skips' else height)}"
+            out.append(
+                f'<path d="{path}" fill="none" stroke="black"{dashes[kind]} marker-end="url(#arrow)"><title>{kind}</title></path>'
+            )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
 def rendered(package: Package, channel: str | None, fmt: str) -> bytes:
     if fmt == "mermaid":
         return mermaid(package, channel).encode()
+    if fmt == "svg":
+        return svg(package, channel).encode()
     source = dot(package, channel)
     if fmt == "dot":
         return source.encode()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from olm.catalog.csvcheck import check_bundle
 from olm.catalog.graph import GraphError, check_chain
 from olm.catalog.model import Bundle, Catalog, Package, Problem
 from olm.catalog.semver import SemverError, parse_range, parse_version
@@ -20,12 +21,13 @@ _IMAGE = re.compile(
 _RELEASE = re.compile(r"[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*")
 
 
-def validate(catalog: Catalog) -> list[Problem]:
-    """Problems found while loading plus every rule over the model, packages in name order."""
+def validate(catalog: Catalog, *, warnings: bool = False) -> list[Problem]:
+    """Problems found while loading plus every rule over the model, packages in name order.
+    Warnings (advice that does not make a catalog invalid) only when asked for."""
     problems = list(catalog.problems)
     for name in sorted(catalog.packages):
         problems.extend(_package(catalog.packages[name]))
-    return problems
+    return [p for p in problems if warnings or p.level == "error"]
 
 
 def _package(package: Package) -> list[Problem]:
@@ -138,6 +140,7 @@ def _package(package: Package) -> list[Problem]:
     versions: dict[str, list[str]] = defaultdict(list)
     for bundle in sorted(package.bundles.values(), key=lambda b: b.name):
         problems.extend(_bundle(package, bundle))
+        problems.extend(check_bundle(bundle))
         if bundle.name not in in_channels:
             problems.append(
                 Problem(

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.skipif(
 # Why each invalid package is invalid (docs/catalogs.md tells the story).
 KNOWN_INVALID = {
     "operators/community-windows-machine-config-operator": {
-        "channel-head"
+        "channel-head",
+        "bundle-service-account",
     },  # preview: 3 replaces chains
     "operators/ecr-secret-operator": {
         "channel-head"
@@ -34,12 +35,14 @@ KNOWN_INVALID = {
     "operators/gitlab-runner-operator": {"channel-stranded"},  # semver-mode package
     "operators/l5-operator": {"channel-head"},  # semver-mode package
     "operators/ncn-operator": {"channel-stranded"},  # semver-mode package
-    "operators/node-healthcheck-operator": {"channel-head"},
+    "operators/node-healthcheck-operator": {"channel-head", "bundle-service-account"},
     "operators/observability-operator": {"channel-head"},
     "operators/odf-node-recovery-operator": {"channel-head"},  # FBC package
-    "operators/prometheus-exporter-operator": {"channel-head"},
+    "operators/prometheus-exporter-operator": {"channel-head", "bundle-service-account"},
     "operators/self-node-remediation": {"channel-head"},
     "operators/slurm-operator": {"bundle-duplicate", "channel-head"},  # two dirs hold v0.4.0
+    # operator-framework/api's checks: an alm-examples entry for an API the CSV does not own
+    "upstream-community-operators/kubeturbo": {"csv-examples"},
 }
 
 
