@@ -282,79 +282,47 @@ class GoBuilder:
             "kubernetes",
         )
 
+    def _build_tool(
+        self,
+        name: str,
+        package: str,
+        version: str,
+        go_line: str,
+        *,
+        tags: str = "",
+        cgo: bool = False,
+    ) -> Path:
+        """`go get -tool` one command into a wrapper module, then build it into bin/<name>."""
+        work = self._wrapper_module(name, go_line)
+        self._go(
+            ["get", "-tool", f"{package}@{version}"], work, f"Downloading {name} {version}", name
+        )
+        flags = ["-tags", tags] if tags else []
+        output = str(self.root / "bin" / name)
+        what = f"Compiling {name} {version}" + (" (cgo)" if cgo else "")
+        self._go(
+            ["build", "-trimpath", *flags, "-ldflags", "-s -w", "-o", output, package],
+            work,
+            what,
+            name,
+            cgo=cgo,
+        )
+        return work
+
     def _build_etcd(self) -> None:
-        package = "go.etcd.io/etcd/server/v3"
-        work = self._wrapper_module("etcd", "1.24.0")
-        self._go(
-            ["get", "-tool", f"{package}@{self.versions.etcd}"],
-            work,
-            f"Downloading etcd {self.versions.etcd}",
-            "etcd",
-        )
-        self._go(
-            [
-                "build",
-                "-trimpath",
-                "-ldflags",
-                "-s -w",
-                "-o",
-                str(self.root / "bin" / "etcd"),
-                package,
-            ],
-            work,
-            f"Compiling etcd {self.versions.etcd}",
-            "etcd",
-        )
+        self._build_tool("etcd", "go.etcd.io/etcd/server/v3", self.versions.etcd, "1.24.0")
 
     def _build_kwok(self) -> None:
-        package = "sigs.k8s.io/kwok/cmd/kwok"
-        work = self._wrapper_module("kwok", "1.26.0")
-        self._go(
-            ["get", "-tool", f"{package}@{self.versions.kwok}"],
-            work,
-            f"Downloading kwok {self.versions.kwok}",
-            "kwok",
-        )
-        self._go(
-            [
-                "build",
-                "-trimpath",
-                "-ldflags",
-                "-s -w",
-                "-o",
-                str(self.root / "bin" / "kwok"),
-                package,
-            ],
-            work,
-            f"Compiling kwok {self.versions.kwok}",
-            "kwok",
-        )
+        work = self._build_tool("kwok", "sigs.k8s.io/kwok/cmd/kwok", self.versions.kwok, "1.26.0")
         self._collect_kwok_stages(work)
 
     def _build_opm(self) -> None:
-        package = "github.com/operator-framework/operator-registry/cmd/opm"
-        work = self._wrapper_module("opm", "1.24.0")
-        self._go(
-            ["get", "-tool", f"{package}@{self.versions.opm}"],
-            work,
-            f"Downloading opm {self.versions.opm}",
+        self._build_tool(
             "opm",
-        )
-        self._go(
-            [
-                "build",
-                "-trimpath",
-                "-tags",
-                "json1,containers_image_openpgp",
-                "-ldflags",
-                "-s -w",
-                "-o",
-                str(self.root / "bin" / "opm"),
-                package,
-            ],
-            work,
-            f"Compiling opm {self.versions.opm} (cgo)",
-            "opm",
+            "github.com/operator-framework/operator-registry/cmd/opm",
+            self.versions.opm,
+            "1.24.0",
+            tags="json1,containers_image_openpgp",
             cgo=True,
         )
 

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO, SHARED, ControlPlane, OlmOperator, Recorder, wait_for
+from tests.e2e.stories import phase
 
 SAMPLE = REPO / "manifests" / "samples" / "memcached-operator"
 GUIDE = SHARED / "fixtures" / "getting-started"
@@ -97,20 +98,6 @@ def csv_manifest(path: Path, namespace: str) -> str:
     csv = yaml.safe_load(path.read_text())
     csv["metadata"]["namespace"] = namespace
     return json.dumps(csv)
-
-
-def phase(plane: ControlPlane, namespace: str, name: str) -> str:
-    result = plane.kubectl(
-        "get",
-        "csv",
-        name,
-        "-n",
-        namespace,
-        "-o",
-        "jsonpath={.status.phase}/{.status.reason}",
-        check=False,
-    )
-    return result.stdout if result.returncode == 0 else "absent"
 
 
 def operands(plane: ControlPlane, namespace: str) -> dict[str, Any]:
