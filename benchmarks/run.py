@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks import catalogs, devcluster, olm_operator
+from benchmarks import catalogs, devcluster, olm_operator, resolution
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -16,6 +16,7 @@ def main() -> int:
     print(json.dumps({k: v for k, v in summary.items() if k != "runs"}, indent=2))
     print(json.dumps(olm_operator.run(RESULTS), indent=2))
     print(json.dumps(catalogs.run(RESULTS), indent=2))
+    print(json.dumps(resolution.run(RESULTS), indent=2))
     return 0
 
 
