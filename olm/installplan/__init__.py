@@ -1,0 +1,1 @@
+"""InstallPlans: the steps that install resolved bundles (pure planning)."""

@@ -1,0 +1,73 @@
+"""InstallPlan steps for the samples catalog's memcached-operator bundle."""
+
+from __future__ import annotations
+
+import json
+
+from olm.catalog.formats import load
+from olm.catalog.samples import CATALOG
+from olm.installplan.steps import execution_order, plan_bundle
+
+
+def bundle_objects(name: str) -> list[dict[str, object]]:
+    return load(CATALOG.parent).packages["memcached-operator"].bundles[name].objects
+
+
+def test_steps_list_the_csv_crd_service_account_and_rbac() -> None:
+    steps = plan_bundle(bundle_objects("memcached-operator.v0.0.1"), "team-a", ("samples", "olm"))
+    kinds = [s.manifest["kind"] for s in steps]
+    assert kinds == [
+        "ClusterServiceVersion",
+        "CustomResourceDefinition",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+    ]
+    csv, _crd, account, role, binding = (s.manifest for s in steps)
+    assert csv["metadata"]["namespace"] == "team-a" and "replaces" not in csv["spec"]
+    assert account["metadata"]["name"] == "memcached-operator"
+    assert role["metadata"]["name"].startswith("memcached-operator.v0.0.1-memcached-operator-")
+    assert len(role["metadata"]["name"]) <= 63
+    assert role["metadata"]["labels"]["olm.owner"] == "memcached-operator.v0.0.1"
+    assert "olm.permissions.hash" in role["metadata"]["labels"]
+    assert role["metadata"]["ownerReferences"][0]["kind"] == "ClusterServiceVersion"
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "memcached-operator", "namespace": "team-a"}
+    ]
+    assert role["rules"] == csv["spec"]["install"]["spec"]["permissions"][0]["rules"]
+
+
+def test_the_resolvers_replaces_wins_and_crds_run_first() -> None:
+    steps = plan_bundle(
+        bundle_objects("memcached-operator.v0.0.2"),
+        "team-a",
+        ("samples", "olm"),
+        replaces="memcached-operator.v0.0.1",
+    )
+    assert steps[0].manifest["spec"]["replaces"] == "memcached-operator.v0.0.1"
+    assert [s.manifest["kind"] for s in execution_order(steps)][:2] == [
+        "CustomResourceDefinition",
+        "ClusterServiceVersion",
+    ]
+    entry = steps[0].status_entry()
+    assert entry["resolving"] == "memcached-operator.v0.0.2" and entry["status"] == "Unknown"
+    assert entry["resource"] | {"manifest": ""} == {
+        "sourceName": "samples",
+        "sourceNamespace": "olm",
+        "group": "operators.coreos.com",
+        "version": "v1alpha1",
+        "kind": "ClusterServiceVersion",
+        "name": "memcached-operator.v0.0.2",
+        "manifest": "",
+    }
+    assert (
+        json.loads(entry["resource"]["manifest"])["metadata"]["name"] == "memcached-operator.v0.0.2"
+    )
+
+
+def test_the_same_permissions_give_the_same_names() -> None:
+    first = plan_bundle(bundle_objects("memcached-operator.v0.0.1"), "ns", ("samples", "olm"))
+    again = plan_bundle(bundle_objects("memcached-operator.v0.0.1"), "ns", ("samples", "olm"))
+    assert [s.manifest["metadata"]["name"] for s in first] == [
+        s.manifest["metadata"]["name"] for s in again
+    ]
