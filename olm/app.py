@@ -16,16 +16,21 @@ from typing import Any, Protocol
 
 import kopf
 
+from olm.api.kinds import KINDS, Kind
+from olm.controllers.catalogsource import GLOBAL_NAMESPACE, CatalogCache, CatalogSourceController
 from olm.controllers.csv import CsvController
+from olm.controllers.installplan import InstallPlanController
 from olm.controllers.operatorgroup import OperatorGroupController
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
+from olm.controllers.subscription import SubscriptionController
 from olm.controllers.watch import configure, register
 from olm.kube.client import api_client
-from olm.kube.gateway import Gateway
+from olm.kube.gateway import Gateway, GatewayError, NotFound
 
 log = logging.getLogger("olm")
 DEFAULT_RESYNC_SECONDS = 300.0
+SAMPLES_SOURCE = "samples"
 
 
 class Controller(Protocol):
@@ -43,6 +48,11 @@ def _worker(queue: WorkQueue, controllers: dict[str, Controller]) -> None:
         kind, namespace, name = (str(part) for part in key)
         try:
             requeue = controllers[kind].reconcile(namespace, name)
+        except GatewayError as exc:  # the API server said no: one line, then retry
+            delay = queue.retry(key)
+            log.warning(
+                "reconciling %s %s/%s: %s; retrying in %.1fs", kind, namespace, name, exc, delay
+            )
         except Exception:
             delay = queue.retry(key)
             log.exception(
@@ -58,9 +68,52 @@ def _worker(queue: WorkQueue, controllers: dict[str, Controller]) -> None:
 
 def _resync(queue: WorkQueue, store: Store, every: float, stop: threading.Event) -> None:
     while not stop.wait(every):
-        for kind in ("operatorgroup", "csv"):
+        for kind in ("operatorgroup", "csv", "catalogsource", "installplan"):
             for namespace, name in store.keys(kind):
                 queue.add((kind, namespace, name))
+        for namespace in {ns for ns, _ in store.keys("subscription")}:
+            queue.add(("namespace", "", namespace))
+
+
+def _serve_samples(gateway: Gateway) -> Any:
+    """Serve the catalogs olm-py ships in-process; register them as CatalogSource olm/samples."""
+    import socket
+
+    from olm.catalog.formats import load
+    from olm.catalog.samples import CATALOG
+    from olm.registry.index import RegistryIndex
+    from olm.registry.server import serve
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = serve(RegistryIndex(load(CATALOG.parent)), f"127.0.0.1:{port}")
+    source = {
+        "apiVersion": KINDS[Kind.CATALOG_SOURCE].api_version,
+        "kind": Kind.CATALOG_SOURCE.value,
+        "metadata": {"name": SAMPLES_SOURCE, "namespace": GLOBAL_NAMESPACE},
+        "spec": {
+            "sourceType": "grpc",
+            "address": f"127.0.0.1:{port}",
+            "displayName": "olm-py samples",
+            "publisher": "olm-py",
+        },
+    }
+    try:
+        gateway.apply(source)
+        log.info(
+            "serving the samples catalog on 127.0.0.1:%d as CatalogSource %s/%s",
+            port,
+            GLOBAL_NAMESPACE,
+            SAMPLES_SOURCE,
+        )
+    except (GatewayError, NotFound) as exc:
+        log.warning(
+            "could not register the samples CatalogSource in namespace %s (%s); is it installed?",
+            GLOBAL_NAMESPACE,
+            exc,
+        )
+    return server
 
 
 def run(
@@ -70,6 +123,7 @@ def run(
     resync: float = DEFAULT_RESYNC_SECONDS,
     stop: threading.Event | None = None,
     ready: Callable[[], Any] | None = None,
+    samples: bool = True,
 ) -> None:
     """Run the controllers until SIGTERM/SIGINT (or `stop` is set)."""
     if kubeconfig:
@@ -77,14 +131,18 @@ def run(
     logging.getLogger("kopf").setLevel(logging.WARNING)
     stop = stop or threading.Event()
     gateway = Gateway(api_client(kubeconfig))
-    store, queue = Store(), WorkQueue()
+    store, queue, cache = Store(), WorkQueue(), CatalogCache()
     controllers: dict[str, Controller] = {
         c.kind: c
         for c in (
             CsvController(store, gateway, queue),
             OperatorGroupController(store, gateway, queue),
+            CatalogSourceController(store, gateway, queue, cache),
+            SubscriptionController(store, gateway, queue, cache),
+            InstallPlanController(store, gateway, queue),
         )
     }
+    samples_server = _serve_samples(gateway) if samples else None
     registry = kopf.OperatorRegistry()
     register(registry, store, queue)
     settings = kopf.OperatorSettings()
@@ -118,6 +176,8 @@ def run(
         stop.set()
         loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
+        if samples_server is not None:
+            samples_server.stop(grace=1)
         queue.close()
         for thread in threads:
             thread.join(timeout=10)

@@ -99,7 +99,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    run(args.kubeconfig, workers=args.workers, resync=args.resync)
+    run(args.kubeconfig, workers=args.workers, resync=args.resync, samples=not args.no_samples)
     return 0
 
 
@@ -113,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, default=4, help="reconcile workers (default 4)")
     run.add_argument(
         "--resync", type=float, default=300.0, help="seconds between full resyncs (default 300)"
+    )
+    run.add_argument(
+        "--no-samples",
+        action="store_true",
+        help="do not serve the samples catalog as CatalogSource olm/samples",
     )
     run.set_defaults(func=_cmd_run)
     add_catalog_commands(commands)

@@ -401,9 +401,15 @@ def load_package_manifest(directory: Path, catalog: Catalog) -> None:
 
 
 def load_configmap(path: Path, catalog: Catalog) -> None:
-    """A ConfigMap catalog: YAML lists in data.packages / clusterServiceVersions / customResourceDefinitions."""
+    """A ConfigMap catalog file: YAML lists in data.packages / clusterServiceVersions / customResourceDefinitions."""
     document = _first_document(path)
-    data = (document or {}).get("data") or {}
+    configmap_catalog(document if isinstance(document, dict) else {}, catalog, str(path))
+
+
+def configmap_catalog(document: dict[str, Any], catalog: Catalog, where: str) -> None:
+    """Read a ConfigMap object (as the API returns it) into `catalog`."""
+    path = where
+    data = document.get("data") or {}
     try:
         packages = yaml.safe_load(data.get("packages") or "[]") or []
         csvs = yaml.safe_load(data.get("clusterServiceVersions") or "[]") or []
@@ -414,7 +420,7 @@ def load_configmap(path: Path, catalog: Catalog) -> None:
                 "configmap-parse",
                 f"cannot parse ConfigMap data: {exc}",
                 "fix the YAML in data",
-                str(path),
+                path,
             )
         )
         return
@@ -422,9 +428,7 @@ def load_configmap(path: Path, catalog: Catalog) -> None:
     crd_by_name = {str(c["metadata"]["name"]): c for c in crds if isinstance(c, dict)}
     for raw in packages:
         name = str(raw.get("packageName", ""))
-        package = Package(
-            name, default_channel=str(raw.get("defaultChannel") or ""), source=str(path)
-        )
+        package = Package(name, default_channel=str(raw.get("defaultChannel") or ""), source=path)
         for channel_raw in raw.get("channels") or []:
             channel = Channel(str(channel_raw.get("name", "")), name)
             current, seen = str(channel_raw.get("currentCSV") or ""), set()
@@ -444,7 +448,7 @@ def load_configmap(path: Path, catalog: Catalog) -> None:
                     current,
                     name,
                     properties=bundle_properties(name, csv, objects, []),
-                    source=str(path),
+                    source=path,
                     format="configmap",
                 )
                 current = str((csv.get("spec") or {}).get("replaces") or "")

@@ -41,6 +41,9 @@ WATCHED: tuple[Watched, ...] = (
     Watched("clusterrole", "rbac.authorization.k8s.io", "v1", "clusterroles"),
     Watched("clusterrolebinding", "rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
     Watched("namespace", "", "v1", "namespaces"),
+    Watched("subscription", "operators.coreos.com", "v1alpha1", "subscriptions"),
+    Watched("installplan", "operators.coreos.com", "v1alpha1", "installplans"),
+    Watched("catalogsource", "operators.coreos.com", "v1alpha1", "catalogsources"),
 )
 
 
@@ -52,8 +55,14 @@ def related_keys(kind: str, obj: dict[str, Any], store: Store) -> list[WorkKey]:
     def csvs(ns: str | None) -> list[WorkKey]:
         return [("csv", key_ns, key_name) for key_ns, key_name in store.keys("csv", ns)]
 
+    if kind == "subscription":
+        return [("namespace", "", namespace)]
+    if kind == "installplan":
+        return [("installplan", namespace, name), ("namespace", "", namespace)]
+    if kind == "catalogsource":
+        return [("catalogsource", namespace, name)]
     if kind == "csv":
-        keys: list[WorkKey] = [("csv", namespace, name)]
+        keys: list[WorkKey] = [("csv", namespace, name), ("namespace", "", namespace)]
         keys += [
             ("operatorgroup", namespace, og) for _, og in store.keys("operatorgroup", namespace)
         ]

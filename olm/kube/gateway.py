@@ -28,6 +28,7 @@ RESOURCES: dict[tuple[str, str], tuple[str, bool]] = {
     ("v1", "Namespace"): ("namespaces", False),
     ("v1", "Event"): ("events", True),
     ("v1", "Pod"): ("pods", True),
+    ("v1", "ConfigMap"): ("configmaps", True),
     ("rbac.authorization.k8s.io/v1", "Role"): ("roles", True),
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): ("rolebindings", True),
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): ("clusterroles", False),
@@ -120,6 +121,14 @@ class Gateway:
             body=obj,
             content_type="application/apply-patch+yaml",
             query=[("fieldManager", FIELD_MANAGER), ("force", "true")],
+        )
+        return result
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """POST a new object (e.g. with generateName); returns it as created."""
+        meta = obj["metadata"]
+        result: dict[str, Any] = self._call(
+            "POST", path_for(obj["apiVersion"], obj["kind"], meta.get("namespace")), body=obj
         )
         return result
 

@@ -324,7 +324,15 @@ def test_kopf_writes_nothing_on_users_objects(
     control_plane: ControlPlane, olm_operator: OlmOperator
 ) -> None:
     """After the stories, no OLM object carries a kopf annotation, finalizer or status key."""
-    for kind in ("csv", "og", "operatorcondition", "deployment"):
+    for kind in (
+        "csv",
+        "og",
+        "operatorcondition",
+        "deployment",
+        "subscription.operators.coreos.com",
+        "installplan.operators.coreos.com",
+        "catsrc",
+    ):
         for item in control_plane.get_json(kind, "-A")["items"]:
             meta = item["metadata"]
             assert not [k for k in meta.get("annotations") or {} if "kopf" in k], (

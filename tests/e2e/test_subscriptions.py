@@ -1,0 +1,267 @@
+"""Subscriptions to the samples catalog: InstallPlans with approval, the `replaces` upgrade one
+hop at a time, operands untouched, dependencies installed, and failures explained."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.conftest import ControlPlane, OlmOperator, wait_for
+from tests.e2e.stories import operator_group, phase
+
+OLD, NEW = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2"
+
+
+def subscribe(plane: ControlPlane, namespace: str, approval: str, **spec: str) -> None:
+    body = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "Subscription",
+        "metadata": {"name": spec.pop("name_", "memcached")},
+        "spec": {
+            "name": "memcached-operator",
+            "channel": "alpha",
+            "source": "samples",
+            "sourceNamespace": "olm",
+            "installPlanApproval": approval,
+            **spec,
+        },
+    }
+    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(body))
+
+
+def plans(plane: ControlPlane, namespace: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = plane.get_json(
+        "installplan.operators.coreos.com", "-n", namespace
+    )["items"]
+    return items
+
+
+def plan_for(plane: ControlPlane, namespace: str, csv: str) -> dict[str, Any]:
+    def find() -> dict[str, Any] | None:
+        return next(
+            (p for p in plans(plane, namespace) if csv in p["spec"]["clusterServiceVersionNames"]),
+            None,
+        )
+
+    found: dict[str, Any] = wait_for(find, what=f"an InstallPlan for {csv}")
+    return found
+
+
+def subscription(plane: ControlPlane, namespace: str, name: str = "memcached") -> dict[str, Any]:
+    found: dict[str, Any] = plane.get_json(
+        "subscription.operators.coreos.com", name, "-n", namespace
+    )
+    return found
+
+
+def approve(plane: ControlPlane, namespace: str, plan: dict[str, Any]) -> None:
+    plane.kubectl(
+        "patch",
+        "installplan.operators.coreos.com",
+        plan["metadata"]["name"],
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        '{"spec":{"approved":true}}',
+    )
+
+
+def test_manual_approval_story(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str
+) -> None:
+    plane = control_plane
+    operator_group(plane, namespace)
+    subscribe(plane, namespace, "Manual", startingCSV=OLD)
+
+    # 1. An InstallPlan waits for approval, listing its steps.
+    first = plan_for(plane, namespace, OLD)
+    wait_for(
+        lambda: (
+            (
+                plane.get_json(
+                    "installplan.operators.coreos.com", first["metadata"]["name"], "-n", namespace
+                ).get("status")
+                or {}
+            ).get("phase")
+            == "RequiresApproval"
+        ),
+        what="RequiresApproval",
+    )
+    first = plane.get_json(
+        "installplan.operators.coreos.com", first["metadata"]["name"], "-n", namespace
+    )
+    kinds = [step["resource"]["kind"] for step in first["status"]["plan"]]
+    assert kinds == [
+        "ClusterServiceVersion",
+        "CustomResourceDefinition",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+    ]
+    assert first["spec"]["approval"] == "Manual" and first["spec"]["approved"] is False
+    assert [o["name"] for o in first["metadata"]["ownerReferences"]] == ["memcached"]
+    columns = plane.kubectl(
+        "get", "installplan.operators.coreos.com", "-n", namespace
+    ).stdout.splitlines()
+    assert columns[0].split() == ["NAME", "CSV", "APPROVAL", "APPROVED"] and columns[1].split()[
+        1:
+    ] == [OLD, "Manual", "false"]
+    assert phase(plane, namespace, OLD) == "absent", "nothing is installed before approval"
+
+    # 2. Approved: 0.0.1 installs.
+    approve(plane, namespace, first)
+    wait_for(
+        lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
+        timeout=90,
+        what=f"{OLD} Succeeded",
+    )
+    wait_for(
+        lambda: (
+            (
+                plane.get_json(
+                    "installplan.operators.coreos.com", first["metadata"]["name"], "-n", namespace
+                )["status"]
+            ).get("phase")
+            == "Complete"
+        ),
+        what="plan Complete",
+    )
+
+    # 3. installedCSV and currentCSV; the next hop waits for approval (UpgradePending).
+    second = plan_for(plane, namespace, NEW)
+    status = wait_for(
+        lambda: (s := subscription(plane, namespace)["status"]).get("currentCSV") == NEW and s,
+        what="currentCSV 0.0.2",
+    )
+    assert status["installedCSV"] == OLD and status["state"] == "UpgradePending"
+    assert status["installPlanRef"]["name"] == second["metadata"]["name"]
+    assert second["spec"]["approved"] is False
+
+    for name, size in (("cache-a", 2),):
+        plane.kubectl(
+            "apply",
+            "-n",
+            namespace,
+            "-f",
+            "-",
+            stdin=json.dumps(
+                {
+                    "apiVersion": "cache.example.com/v1alpha1",
+                    "kind": "Memcached",
+                    "metadata": {"name": name},
+                    "spec": {"size": size},
+                }
+            ),
+        )
+    wait_for(
+        lambda: (
+            len(
+                (plane.get_json("memcached", "cache-a", "-n", namespace).get("status") or {}).get(
+                    "nodes"
+                )
+                or []
+            )
+            == 2
+        ),
+        what="operand running",
+    )
+    before = {
+        i["metadata"]["name"]: i["metadata"]["uid"]
+        for kind in ("memcached", "deployment")
+        for i in plane.get_json(kind, "-n", namespace, "-l", "app=memcached")["items"]
+        if kind == "deployment"
+    }
+    before["cache-a"] = plane.get_json("memcached", "cache-a", "-n", namespace)["metadata"]["uid"]
+
+    # 4. Approved: 0.0.2 installs, 0.0.1 goes away, operands untouched, AtLatestKnown.
+    approve(plane, namespace, second)
+    wait_for(
+        lambda: (
+            phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded"
+            and phase(plane, namespace, OLD) == "absent"
+        ),
+        timeout=90,
+        what="upgrade done",
+    )
+    final = wait_for(
+        lambda: (
+            (s := subscription(plane, namespace)["status"]).get("state") == "AtLatestKnown" and s
+        ),
+        what="AtLatestKnown",
+    )
+    assert final["installedCSV"] == NEW == final["currentCSV"]
+    after = {
+        i["metadata"]["name"]: i["metadata"]["uid"]
+        for i in plane.get_json("deployment", "-n", namespace, "-l", "app=memcached")["items"]
+    }
+    after["cache-a"] = plane.get_json("memcached", "cache-a", "-n", namespace)["metadata"]["uid"]
+    assert after == before
+    wait_for(
+        lambda: (
+            plane.get_json("memcached", "cache-a", "-n", namespace)["status"].get("reconciledBy")
+            == "0.0.2"
+        ),
+        what="0.0.2 reconciling",
+    )
+    assert len(plans(plane, namespace)) == 2, "no duplicate InstallPlans"
+
+
+def test_automatic_approval_reaches_the_channel_head(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str
+) -> None:
+    operator_group(control_plane, namespace)
+    subscribe(control_plane, namespace, "Automatic", startingCSV=OLD)
+    wait_for(
+        lambda: phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+        timeout=120,
+        what=f"{NEW} Succeeded",
+    )
+    final = wait_for(
+        lambda: (
+            (s := subscription(control_plane, namespace)["status"]).get("state") == "AtLatestKnown"
+            and s
+        ),
+        what="AtLatestKnown",
+    )
+    assert final["installedCSV"] == NEW
+    assert phase(control_plane, namespace, OLD) == "absent"
+
+
+def test_a_dependency_is_installed_too(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str
+) -> None:
+    operator_group(control_plane, namespace)
+    subscribe(control_plane, namespace, "Automatic", name="memcached-dashboard", name_="dashboard")
+    wait_for(
+        lambda: (
+            phase(control_plane, namespace, "memcached-dashboard.v0.1.0")
+            == "Succeeded/InstallSucceeded"
+        ),
+        timeout=120,
+        what="dashboard Succeeded",
+    )
+    assert phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded", (
+        "the package it depends on is installed"
+    )
+    plan = plan_for(control_plane, namespace, "memcached-dashboard.v0.1.0")
+    assert set(plan["spec"]["clusterServiceVersionNames"]) == {"memcached-dashboard.v0.1.0", NEW}
+
+
+def test_a_missing_package_is_explained(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str
+) -> None:
+    operator_group(control_plane, namespace)
+    subscribe(control_plane, namespace, "Automatic", name="memcache-operator")
+
+    def failed() -> dict[str, Any] | None:
+        conditions = (subscription(control_plane, namespace).get("status") or {}).get(
+            "conditions"
+        ) or []
+        return next((c for c in conditions if c["type"] == "ResolutionFailed"), None)
+
+    condition = wait_for(failed, what="ResolutionFailed")
+    assert condition["status"] == "True" and condition["reason"] == "ConstraintsNotSatisfiable"
+    assert 'catalog "olm/samples" has no package "memcache-operator"' in condition["message"]
+    assert "Fix spec.name" in condition["message"]
+    assert plans(control_plane, namespace) == []
