@@ -106,10 +106,36 @@ class SubscriptionController:
             if current and current in csvs:
                 fixed_up |= self._write(subscription, {"state": AT_LATEST, "installedCSV": current})
             elif current:
-                plan = plans.get((status.get("installPlanRef") or {}).get("name", ""))
-                waiting.append(
-                    plan is None or (plan.get("status") or {}).get("phase") not in ("Failed",)
-                )
+                reference = (status.get("installPlanRef") or {}).get("name", "")
+                plan = plans.get(reference)
+                if plan is None:
+                    # The plan was deleted before it ran (OLM would wait forever): say so, and
+                    # resolve again from what is installed.
+                    message = (
+                        f"InstallPlan {reference} was deleted before it completed; resolving again"
+                    )
+                    conditions = _condition(
+                        status.get("conditions") or [],
+                        "InstallPlanMissing",
+                        message,
+                        "ReferencedInstallPlanNotFound",
+                    )
+                    installed = (
+                        status.get("installedCSV") if status.get("installedCSV") in csvs else None
+                    )
+                    fixed_up |= self._write(
+                        subscription,
+                        {
+                            "conditions": conditions,
+                            "currentCSV": installed,
+                            "state": AT_LATEST if installed else None,
+                            "installPlanRef": None,
+                            "installplan": None,
+                        },
+                    )
+                    waiting.append(False)
+                else:
+                    waiting.append((plan.get("status") or {}).get("phase") not in ("Failed",))
         if fixed_up:
             return None  # as OLM: the status event brings the next sync, on fresh data
         if waiting and len(waiting) == len(subscriptions) and all(waiting):
@@ -248,7 +274,9 @@ class SubscriptionController:
                     },
                     "installPlanGeneration": plan["spec"]["generation"],
                     "conditions": _condition(
-                        status.get("conditions") or [], "ResolutionFailed", None
+                        _condition(status.get("conditions") or [], "ResolutionFailed", None),
+                        "InstallPlanMissing",
+                        None,
                     ),
                 },
             )

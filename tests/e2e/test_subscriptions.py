@@ -265,3 +265,128 @@ def test_a_missing_package_is_explained(
     assert 'catalog "olm/samples" has no package "memcache-operator"' in condition["message"]
     assert "Fix spec.name" in condition["message"]
     assert plans(control_plane, namespace) == []
+
+
+def test_a_pending_plan_deleted_before_approval_is_replaced(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str
+) -> None:
+    operator_group(control_plane, namespace)
+    subscribe(control_plane, namespace, "Manual", startingCSV=OLD)
+    first = plan_for(control_plane, namespace, OLD)
+    control_plane.kubectl(
+        "delete", "installplan.operators.coreos.com", first["metadata"]["name"], "-n", namespace
+    )
+
+    def replaced() -> dict[str, Any] | None:
+        return next(
+            (
+                p
+                for p in plans(control_plane, namespace)
+                if p["metadata"]["name"] != first["metadata"]["name"]
+            ),
+            None,
+        )
+
+    second = wait_for(replaced, what="a new InstallPlan")
+    assert second["spec"]["clusterServiceVersionNames"] == [OLD]
+    status = wait_for(
+        lambda: (
+            (s := subscription(control_plane, namespace)["status"])
+            .get("installPlanRef", {})
+            .get("name")
+            == second["metadata"]["name"]
+            and s
+        ),
+        what="the Subscription to follow the new plan",
+    )
+    assert status["state"] == "UpgradePending"
+    assert not [c for c in status.get("conditions") or [] if c["type"] == "InstallPlanMissing"]
+
+
+def test_the_story_with_opm_serve_as_the_catalog(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str, tmp_path: Any
+) -> None:
+    """The samples catalog served by operator-registry's own `opm serve`, referenced by address."""
+    import socket
+    import subprocess
+
+    from olm.catalog.samples import CATALOG
+    from olm.devcluster.build import ensure_binaries
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        pprof = probe.getsockname()[1]
+    opm = subprocess.Popen(
+        [
+            str(ensure_binaries(build=False).path("opm")),
+            "serve",
+            str(CATALOG.parent),
+            "-p",
+            str(port),
+            f"--pprof-addr=127.0.0.1:{pprof}",
+            f"--termination-log={tmp_path / 'term'}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        source = {
+            "apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "CatalogSource",
+            "metadata": {"name": "opm-samples"},
+            "spec": {
+                "sourceType": "grpc",
+                "address": f"127.0.0.1:{port}",
+                "displayName": "samples via opm",
+                "publisher": "test",
+                "updateStrategy": {"registryPoll": {"interval": "5s"}},
+            },
+        }
+        control_plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(source))
+        wait_for(
+            lambda: (
+                (
+                    (
+                        control_plane.get_json("catsrc", "opm-samples", "-n", namespace).get(
+                            "status"
+                        )
+                        or {}
+                    ).get("connectionState")
+                    or {}
+                ).get("lastObservedState")
+                == "READY"
+            ),
+            timeout=60,
+            what="catalog READY",
+        )
+        operator_group(control_plane, namespace)
+        subscribe(
+            control_plane,
+            namespace,
+            "Automatic",
+            startingCSV=OLD,
+            source="opm-samples",
+            sourceNamespace=namespace,
+        )
+        wait_for(
+            lambda: phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+            timeout=120,
+            what=f"{NEW} Succeeded via opm serve",
+        )
+        final = wait_for(
+            lambda: (
+                (s := subscription(control_plane, namespace)["status"]).get("state")
+                == "AtLatestKnown"
+                and s
+            ),
+            what="AtLatestKnown",
+        )
+        assert final["installedCSV"] == NEW
+        plan = plan_for(control_plane, namespace, OLD)
+        assert plan["status"]["catalogSources"] == ["opm-samples"]
+    finally:
+        opm.terminate()
+        opm.wait(10)
