@@ -18,10 +18,19 @@ from benchmarks.devcluster import rss_mib
 from benchmarks.plot import bar_chart
 from olm.devcluster import manifests
 from olm.devcluster.build import ensure_binaries
-from olm.devcluster.cluster import DevCluster
+from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.progress import Progress
 
 SAMPLE = manifests.MANIFESTS / "samples" / "memcached-operator"
+
+
+def _phase(cluster: DevCluster, namespace: str, name: str) -> str:
+    try:
+        return cluster.kubectl(
+            "get", "csv", name, "-n", namespace, "-o", "jsonpath={.status.phase}"
+        )
+    except ClusterError:
+        return ""
 
 
 def run(results_dir: Path, samples: int = 8) -> dict[str, Any]:
@@ -71,6 +80,40 @@ def run(results_dir: Path, samples: int = 8) -> dict[str, Any]:
                     time.sleep(0.05)
                 timings.append(round(time.monotonic() - started, 2))
                 progress.say(f"{namespace}: CSV Succeeded after {timings[-1]} s")
+            subscription_timings = []
+            for index in range(5):
+                namespace = f"bench-sub-{index}"
+                cluster.kubectl("create", "namespace", namespace)
+                group = {
+                    "apiVersion": "operators.coreos.com/v1",
+                    "kind": "OperatorGroup",
+                    "metadata": {"name": "og"},
+                    "spec": {"targetNamespaces": [namespace]},
+                }
+                cluster.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(group))
+                time.sleep(1.0)
+                subscription = {
+                    "apiVersion": "operators.coreos.com/v1alpha1",
+                    "kind": "Subscription",
+                    "metadata": {"name": "memcached"},
+                    "spec": {
+                        "name": "memcached-operator",
+                        "channel": "alpha",
+                        "source": "samples",
+                        "sourceNamespace": "olm",
+                        "startingCSV": "memcached-operator.v0.0.2",
+                    },
+                }
+                started = time.monotonic()
+                cluster.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(subscription))
+                while _phase(cluster, namespace, "memcached-operator.v0.0.2") != "Succeeded":
+                    if time.monotonic() - started > 120:
+                        raise RuntimeError(f"{namespace}: Subscription did not install in 120 s")
+                    time.sleep(0.05)
+                subscription_timings.append(round(time.monotonic() - started, 2))
+                progress.say(
+                    f"{namespace}: Subscription -> CSV Succeeded after {subscription_timings[-1]} s"
+                )
             olm_run = next(p for p in cluster.processes() if p.name == "olm-run")
             memory = round(rss_mib(olm_run.pid), 1)
         finally:
@@ -82,6 +125,11 @@ def run(results_dir: Path, samples: int = 8) -> dict[str, Any]:
         "csv_apply_to_succeeded_median": ordered[len(ordered) // 2],
         "csv_apply_to_succeeded_max": ordered[-1],
         "olm_run_rss_mib": memory,
+        "subscription_to_succeeded_seconds": subscription_timings,
+        "subscription_to_succeeded_median": sorted(subscription_timings)[
+            len(subscription_timings) // 2
+        ],
+        "subscription_to_succeeded_goal": 5.0,
     }
     (results_dir / "olm_operator.json").write_text(json.dumps(summary, indent=2))
     bar_chart(

@@ -12,6 +12,7 @@ and how to stop everything.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -171,6 +172,108 @@ class Story:
         )
 
 
+SUB_NAMESPACE = "memcached-subscribed"
+
+
+def second_act(story: Story) -> None:
+    """The same upgrade, driven by a Subscription to the samples catalog with Manual approval."""
+    ns = SUB_NAMESPACE
+    story.say(f"Act two: subscribe to memcached-operator from the samples catalog (namespace {ns})")
+    story.cluster.kubectl(
+        "delete", "namespace", ns, "--ignore-not-found", "--wait=true", timeout=120
+    )
+    story.kubectl("get", "catalogsource", "-n", "olm")
+    story.kubectl("create", "namespace", ns)
+    group = {
+        "apiVersion": "operators.coreos.com/v1",
+        "kind": "OperatorGroup",
+        "metadata": {"name": ns},
+        "spec": {"targetNamespaces": [ns]},
+    }
+    story.kubectl("apply", "-n", ns, "-f", "-", stdin=json.dumps(group), show=False)
+    subscription = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "Subscription",
+        "metadata": {"name": "memcached"},
+        "spec": {
+            "name": "memcached-operator",
+            "channel": "alpha",
+            "source": "samples",
+            "sourceNamespace": "olm",
+            "startingCSV": OLD,
+            "installPlanApproval": "Manual",
+        },
+    }
+    story.kubectl("apply", "-n", ns, "-f", "-", stdin=json.dumps(subscription))
+
+    def plan_for(csv: str) -> str:
+        for plan in story.json("installplan.operators.coreos.com", "-n", ns)["items"]:
+            if (
+                csv in plan["spec"]["clusterServiceVersionNames"]
+                and (plan.get("status") or {}).get("phase") == "RequiresApproval"
+            ):
+                return str(plan["metadata"]["name"])
+        return ""
+
+    def has_plan(csv: str) -> bool:
+        return bool(plan_for(csv))
+
+    def succeeded(csv: str) -> bool:
+        items = story.json("csv", "-n", ns)["items"]
+        return any(
+            i["metadata"]["name"] == csv and (i.get("status") or {}).get("phase") == "Succeeded"
+            for i in items
+        )
+
+    for csv in (OLD, NEW):
+        story.wait(f"an InstallPlan for {csv}", functools.partial(has_plan, csv))
+        name = plan_for(csv)
+        story.say(f"An InstallPlan for {csv} waits for approval")
+        story.kubectl(
+            "get", "subscription.operators.coreos.com,installplan.operators.coreos.com", "-n", ns
+        )
+        story.kubectl(
+            "get",
+            "installplan.operators.coreos.com",
+            name,
+            "-n",
+            ns,
+            "-o",
+            "jsonpath={range .status.plan[*]}{.resource.kind} {.resource.name}{'\\n'}{end}",
+        )
+        story.kubectl(
+            "patch",
+            "installplan.operators.coreos.com",
+            name,
+            "-n",
+            ns,
+            "--type=merge",
+            "-p",
+            '{"spec":{"approved":true}}',
+        )
+        story.wait(f"{csv} Succeeded", functools.partial(succeeded, csv))
+        story.kubectl("get", "csv", "-n", ns)
+    story.wait(
+        "AtLatestKnown",
+        lambda: (
+            (
+                story.json("subscription.operators.coreos.com", "memcached", "-n", ns).get("status")
+                or {}
+            ).get("state")
+            == "AtLatestKnown"
+        ),
+    )
+    story.kubectl(
+        "get",
+        "subscription.operators.coreos.com",
+        "memcached",
+        "-n",
+        ns,
+        "-o",
+        "jsonpath=state={.status.state} installedCSV={.status.installedCSV}{'\\n'}",
+    )
+
+
 def main() -> int:
     progress = Progress()
     try:
@@ -189,12 +292,14 @@ def main() -> int:
         )
         Story(cluster).kubectl("get", "nodes")
         Story(cluster).tell()
+        second_act(Story(cluster))
     except (BuildError, ClusterError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(
         "\nThe cluster and olm-py are still running. Look around with:\n"
         f'    eval "$(.venv/bin/olm dev env)"; kubectl get csv,deploy,pods,memcached -n {NAMESPACE}\n'
+        f"    kubectl get subscription.operators.coreos.com,installplan.operators.coreos.com,csv -n {SUB_NAMESPACE}\n"
         "olm-py's log: ~/.local/state/olm-py/dev/logs/olm-run.log. Stop everything with:\n"
         "    .venv/bin/olm dev down"
     )
