@@ -1,0 +1,200 @@
+"""Catalog changes reach Subscriptions: a new channel head is picked up on the next poll, and a
+bundle whose `olm.skipRange` covers the installed version is reached in one hop."""
+
+from __future__ import annotations
+
+import copy
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from olm.catalog.formats import bundle_properties
+from olm.catalog.model import Bundle, Entry
+from olm.catalog.render import to_yaml
+from olm.catalog.samples import build
+from tests.conftest import ControlPlane, OlmOperator, wait_for
+from tests.e2e.stories import operator_group, phase
+from tests.e2e.test_subscriptions import approve, plan_for, subscribe, subscription
+
+V1, V2, V3 = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2", "memcached-operator.v0.0.3"
+
+
+def write_catalog(directory: Path, with_v3: bool, skip_range: str = "") -> None:
+    catalog = build()
+    package = catalog.packages["memcached-operator"]
+    if with_v3:
+        csv = copy.deepcopy(package.bundles[V2].csv)
+        assert csv is not None
+        csv["metadata"]["name"] = V3
+        csv["spec"]["version"] = "0.0.3"
+        csv["spec"]["replaces"] = V2
+        deployment = csv["spec"]["install"]["spec"]["deployments"][0]
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"] = (
+            "olm-py.local/memcached-operator:0.0.3"
+        )
+        crd = next(
+            o for o in package.bundles[V2].objects if o["kind"] == "CustomResourceDefinition"
+        )
+        package.bundles[V3] = Bundle(
+            V3, package.name, properties=bundle_properties(package.name, csv, [csv, crd], [])
+        )
+        package.channels["alpha"].entries.append(Entry(V3, replaces=V2, skip_range=skip_range))
+    (directory / "catalog.yaml").write_text(to_yaml(catalog))
+
+
+class Server:
+    def __init__(self, directory: Path) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.directory = directory
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "olm.cli",
+                "catalog",
+                "serve",
+                str(self.directory),
+                "--port",
+                str(self.port),
+            ],
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: _listening(self.port), timeout=30, what="the catalog server")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Server]:
+    server = Server(tmp_path)
+    yield server
+    server.stop()
+
+
+def catalog_source(plane: ControlPlane, namespace: str, port: int) -> None:
+    source: dict[str, Any] = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "CatalogSource",
+        "metadata": {"name": "updating"},
+        "spec": {
+            "sourceType": "grpc",
+            "address": f"127.0.0.1:{port}",
+            "updateStrategy": {"registryPoll": {"interval": "2s"}},
+        },
+    }
+    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(source))
+    wait_for(
+        lambda: (
+            (
+                (plane.get_json("catsrc", "updating", "-n", namespace).get("status") or {}).get(
+                    "connectionState"
+                )
+                or {}
+            ).get("lastObservedState")
+            == "READY"
+        ),
+        timeout=60,
+        what="catalog READY",
+    )
+
+
+def test_a_new_channel_head_upgrades_the_subscription(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str, served: Server
+) -> None:
+    write_catalog(served.directory, with_v3=False)
+    served.start()
+    catalog_source(control_plane, namespace, served.port)
+    operator_group(control_plane, namespace)
+    subscribe(control_plane, namespace, "Automatic", source="updating", sourceNamespace=namespace)
+    wait_for(
+        lambda: (
+            (subscription(control_plane, namespace).get("status") or {}).get("installedCSV") == V2
+        ),
+        timeout=120,
+        what="0.0.2 installed",
+    )
+    served.stop()
+    write_catalog(served.directory, with_v3=True)
+    served.start()
+    wait_for(
+        lambda: phase(control_plane, namespace, V3) == "Succeeded/InstallSucceeded",
+        timeout=120,
+        what="0.0.3 from the updated catalog",
+    )
+    wait_for(
+        lambda: (subscription(control_plane, namespace)["status"]).get("installedCSV") == V3,
+        what="installedCSV 0.0.3",
+    )
+    assert phase(control_plane, namespace, V2) == "absent"
+
+
+def test_skip_range_is_taken_in_one_hop(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str, served: Server
+) -> None:
+    write_catalog(served.directory, with_v3=True, skip_range=">=0.0.1 <0.0.3")
+    served.start()
+    catalog_source(control_plane, namespace, served.port)
+    operator_group(control_plane, namespace)
+    subscribe(
+        control_plane,
+        namespace,
+        "Manual",
+        startingCSV=V1,
+        source="updating",
+        sourceNamespace=namespace,
+    )
+    approve(control_plane, namespace, plan_for(control_plane, namespace, V1))
+    wait_for(
+        lambda: phase(control_plane, namespace, V1) == "Succeeded/InstallSucceeded",
+        timeout=90,
+        what="0.0.1 installed",
+    )
+    next_plan = wait_for(
+        lambda: next(
+            (
+                p
+                for p in control_plane.get_json(
+                    "installplan.operators.coreos.com", "-n", namespace
+                )["items"]
+                if V1 not in p["spec"]["clusterServiceVersionNames"]
+            ),
+            None,
+        ),
+        what="the next InstallPlan",
+    )
+    assert next_plan["spec"]["clusterServiceVersionNames"] == [V3], (
+        "0.0.3's skipRange covers 0.0.1: one hop, skipping 0.0.2"
+    )
+    step = json.loads(next_plan["status"]["plan"][0]["resource"]["manifest"])
+    assert step["spec"]["replaces"] == V1, "the resolver's edge is written into the CSV step"
+    approve(control_plane, namespace, next_plan)
+    wait_for(
+        lambda: (
+            phase(control_plane, namespace, V3) == "Succeeded/InstallSucceeded"
+            and phase(control_plane, namespace, V1) == "absent"
+        ),
+        timeout=120,
+        what="0.0.3 replacing 0.0.1",
+    )
