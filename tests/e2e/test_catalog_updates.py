@@ -198,3 +198,49 @@ def test_skip_range_is_taken_in_one_hop(
         timeout=120,
         what="0.0.3 replacing 0.0.1",
     )
+
+
+def test_an_unknown_catalog_type_and_a_catalog_that_goes_away(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str, served: Server
+) -> None:
+    plane = control_plane
+    bogus = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "CatalogSource",
+        "metadata": {"name": "bogus"},
+        "spec": {"sourceType": "helm-repo"},
+    }
+    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(bogus))
+    status = wait_for(
+        lambda: (
+            (plane.get_json("catsrc", "bogus", "-n", namespace).get("status") or {}).get("reason")
+            and plane.get_json("catsrc", "bogus", "-n", namespace)["status"]
+        ),
+        what="the bogus source's status",
+    )
+    assert (
+        status["reason"] == "SpecInvalidError"
+        and "spec.sourceType 'helm-repo'" in status["message"]
+    )
+
+    write_catalog(served.directory, with_v3=False)
+    served.start()
+    catalog_source(plane, namespace, served.port)
+    operator_group(plane, namespace)
+    subscribe(plane, namespace, "Automatic", source="updating", sourceNamespace=namespace)
+    wait_for(
+        lambda: phase(plane, namespace, V2) == "Succeeded/InstallSucceeded",
+        timeout=120,
+        what="0.0.2 installed",
+    )
+    plane.kubectl("delete", "catsrc", "updating", "-n", namespace)
+
+    def explained() -> str | None:
+        conditions = (subscription(plane, namespace).get("status") or {}).get("conditions") or []
+        return next((c["message"] for c in conditions if c["type"] == "ResolutionFailed"), None)
+
+    message = wait_for(explained, what="ResolutionFailed after the catalog went away")
+    assert 'catalog source "updating"' in message and "does not exist or is not serving" in message
+    assert phase(plane, namespace, V2) == "Succeeded/InstallSucceeded", (
+        "the installed operator keeps running"
+    )
