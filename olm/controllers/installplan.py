@@ -13,6 +13,11 @@ from typing import Any
 from olm.api.kinds import KINDS, Kind
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
+from olm.installplan.crdsafety import (
+    stored_versions_problem,
+    validation_problem,
+    versions_to_check,
+)
 from olm.installplan.steps import Step
 from olm.kube.gateway import Gateway, GatewayError, NotFound
 
@@ -67,6 +72,9 @@ class InstallPlanController:
         rest = [i for i in range(len(entries)) if i not in crd_indexes]
         try:
             for index in crd_indexes:
+                unsafe = self._crd_upgrade_problem(_step(entries[index]).manifest)
+                if unsafe:
+                    raise GatewayError(unsafe, 422)
                 entries[index] = {
                     **entries[index],
                     "status": self._apply(_step(entries[index]), namespace),
@@ -101,6 +109,23 @@ class InstallPlanController:
             return None
         condition = {"type": "Installed", "status": "True"}
         self._status(plan, {"phase": "Complete", "plan": entries, "conditions": [condition]})
+        return None
+
+    def _crd_upgrade_problem(self, new: dict[str, Any]) -> str | None:
+        """OLM's CRD upgrade safety, when the CRD exists already."""
+        existing = self.store.get("crd", "", new["metadata"]["name"])
+        if existing is None:
+            return None
+        problem = stored_versions_problem(existing, new)
+        if problem:
+            return problem
+        spec = new.get("spec") or {}
+        plural = (spec.get("names") or {}).get("plural")
+        for version in versions_to_check(existing, new):
+            objects = self.gateway.list_path(f"/apis/{spec.get('group')}/{version}/{plural}")
+            problem = validation_problem(new, version, objects)
+            if problem:
+                return problem
         return None
 
     def _established(self, crd_name: str) -> bool:

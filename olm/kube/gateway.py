@@ -214,6 +214,11 @@ class Gateway:
         result: dict[str, Any] = self._call("GET", path_for(api_version, kind, namespace, name))
         return result
 
+    def list_path(self, path: str) -> list[dict[str, Any]]:
+        """Every object at a list path (e.g. /apis/<group>/<version>/<plural>)."""
+        listing = self._call("GET", path)
+        return list(listing.get("items", []))
+
     def list_names(
         self, api_version: str, kind: str, namespace: str | None, selector: str = ""
     ) -> list[str]:

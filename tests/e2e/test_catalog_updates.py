@@ -25,7 +25,9 @@ from tests.e2e.test_subscriptions import approve, plan_for, subscribe, subscript
 V1, V2, V3 = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2", "memcached-operator.v0.0.3"
 
 
-def write_catalog(directory: Path, with_v3: bool, skip_range: str = "") -> None:
+def write_catalog(
+    directory: Path, with_v3: bool, skip_range: str = "", strict_crd: bool = False
+) -> None:
     catalog = build()
     package = catalog.packages["memcached-operator"]
     if with_v3:
@@ -41,6 +43,9 @@ def write_catalog(directory: Path, with_v3: bool, skip_range: str = "") -> None:
         crd = next(
             o for o in package.bundles[V2].objects if o["kind"] == "CustomResourceDefinition"
         )
+        if strict_crd:  # 0.0.3 would allow at most 3 replicas
+            size = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            size["properties"]["size"]["maximum"] = 3
         package.bundles[V3] = Bundle(
             V3, package.name, properties=bundle_properties(package.name, csv, [csv, crd], [])
         )
@@ -243,4 +248,57 @@ def test_an_unknown_catalog_type_and_a_catalog_that_goes_away(
     assert 'catalog source "updating"' in message and "does not exist or is not serving" in message
     assert phase(plane, namespace, V2) == "Succeeded/InstallSucceeded", (
         "the installed operator keeps running"
+    )
+
+
+def test_a_crd_update_that_would_reject_existing_instances_fails_with_the_reason(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str, served: Server
+) -> None:
+    plane = control_plane
+    write_catalog(served.directory, with_v3=True, strict_crd=True)
+    served.start()
+    catalog_source(plane, namespace, served.port)
+    operator_group(plane, namespace)
+    subscribe(
+        plane, namespace, "Manual", startingCSV=V2, source="updating", sourceNamespace=namespace
+    )
+    approve(plane, namespace, plan_for(plane, namespace, V2))
+    wait_for(
+        lambda: phase(plane, namespace, V2) == "Succeeded/InstallSucceeded",
+        timeout=90,
+        what="0.0.2 installed",
+    )
+    instance = {
+        "apiVersion": "cache.example.com/v1alpha1",
+        "kind": "Memcached",
+        "metadata": {"name": "big"},
+        "spec": {"size": 5},
+    }
+    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(instance))
+    upgrade = plan_for(plane, namespace, V3)
+    approve(plane, namespace, upgrade)
+
+    def failed() -> dict[str, Any] | None:
+        status = (
+            plane.get_json(
+                "installplan.operators.coreos.com", upgrade["metadata"]["name"], "-n", namespace
+            ).get("status")
+            or {}
+        )
+        return status if status.get("phase") == "Failed" else None
+
+    status = wait_for(failed, timeout=60, what="the InstallPlan to fail")
+    assert (
+        f'"{namespace}/big": updated validation is too restrictive: spec.size' in status["message"]
+    )
+    assert status["conditions"][0]["reason"] == "InstallComponentFailed"
+    assert phase(plane, namespace, V2) == "Succeeded/InstallSucceeded", (
+        "the running version is untouched"
+    )
+    crd = plane.get_json("crd", "memcacheds.cache.example.com")
+    assert (
+        "maximum"
+        not in crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+            "properties"
+        ]["size"]
     )
