@@ -7,12 +7,14 @@ step's status is recorded; failures end in `Failed` with the step and the API se
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
 from olm.api.kinds import KINDS, Kind
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
+from olm.csv.status import parse_timestamp, timestamp
 from olm.installplan.crdsafety import (
     stored_versions_problem,
     validation_problem,
@@ -22,6 +24,8 @@ from olm.installplan.steps import Step
 from olm.kube.gateway import Gateway, GatewayError, NotFound
 
 INSTALL_PLAN = KINDS[Kind.INSTALL_PLAN]
+# A plan gives up waiting for its CRDs to be Established after this long (OLM-like deadline).
+API_DEADLINE_SECONDS = 300
 CSV = KINDS[Kind.CLUSTER_SERVICE_VERSION]
 
 
@@ -85,7 +89,31 @@ class InstallPlanController:
             if waiting:
                 for index in waiting:
                     entries[index] = {**entries[index], "status": "WaitingForApi"}
-                self._status(plan, {"plan": entries})
+                started = parse_timestamp(status.get("startTime")) or datetime.datetime.now(
+                    datetime.UTC
+                )
+                if (
+                    datetime.datetime.now(datetime.UTC) - started
+                ).total_seconds() > API_DEADLINE_SECONDS:
+                    names = ", ".join(entries[i]["resource"]["name"] for i in waiting)
+                    message = f"CustomResourceDefinition {names} did not become Established within {API_DEADLINE_SECONDS // 60} minutes; check the CRD's status conditions"
+                    condition = {
+                        "type": "Installed",
+                        "status": "False",
+                        "reason": "InstallComponentFailed",
+                        "message": message,
+                    }
+                    self._status(
+                        plan,
+                        {
+                            "phase": "Failed",
+                            "plan": entries,
+                            "message": message,
+                            "conditions": [condition],
+                        },
+                    )
+                    return None
+                self._status(plan, {"plan": entries, "startTime": timestamp(started)})
                 return 1.0
             csv_uids: dict[str, str] = {}
             for index in rest:

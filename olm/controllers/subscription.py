@@ -13,7 +13,7 @@ import datetime
 from typing import Any
 
 from olm.api.kinds import KINDS, Kind
-from olm.controllers.catalogsource import CatalogCache
+from olm.controllers.catalogsource import GLOBAL_NAMESPACE, CatalogCache
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.csv.phase import is_copy
@@ -31,6 +31,61 @@ AT_LATEST, UPGRADE_PENDING = "AtLatestKnown", "UpgradePending"
 
 def _now() -> str:
     return timestamp(datetime.datetime.now(datetime.UTC))
+
+
+def _catalog_health(
+    sources: list[Source], unhealthy: list[str], previous: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One entry per catalog in scope; an entry's lastUpdated moves only when it changes."""
+    old = {
+        (e["catalogSourceRef"]["namespace"], e["catalogSourceRef"]["name"]): e
+        for e in previous
+        if "catalogSourceRef" in e
+    }
+    entries = []
+    for namespace, name, healthy in sorted(
+        [(s.namespace, s.name, True) for s in sources]
+        + [(*u.split("/", 1), False) for u in unhealthy]
+    ):
+        before = old.get((namespace, name))
+        stamp = before["lastUpdated"] if before and before.get("healthy") == healthy else _now()
+        entries.append(
+            {
+                "catalogSourceRef": {"kind": "CatalogSource", "name": name, "namespace": namespace},
+                "healthy": healthy,
+                "lastUpdated": stamp,
+            }
+        )
+    return entries
+
+
+def _set(
+    conditions: list[dict[str, Any]], kind: str, status: str, reason: str, message: str
+) -> list[dict[str, Any]]:
+    """Set one condition; its lastTransitionTime moves only when the status changes."""
+    others = [c for c in conditions if c.get("type") != kind]
+    old = next((c for c in conditions if c.get("type") == kind), None)
+    if old and (old.get("status"), old.get("reason"), old.get("message")) == (
+        status,
+        reason,
+        message,
+    ):
+        return [*others, old]
+    since = (
+        old["lastTransitionTime"]
+        if old and old.get("status") == status and old.get("lastTransitionTime")
+        else _now()
+    )
+    return [
+        *others,
+        {
+            "type": kind,
+            "status": status,
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": since,
+        },
+    ]
 
 
 def _condition(
@@ -101,6 +156,7 @@ class SubscriptionController:
         waiting = []
         fixed_up = False
         for subscription in subscriptions:
+            self._label(subscription)
             status = subscription.get("status") or {}
             current = status.get("currentCSV")
             if current and current in csvs:
@@ -135,7 +191,20 @@ class SubscriptionController:
                     )
                     waiting.append(False)
                 else:
-                    waiting.append((plan.get("status") or {}).get("phase") not in ("Failed",))
+                    plan_status = plan.get("status") or {}
+                    if plan_status.get("phase") == "Failed":
+                        message = (
+                            f"InstallPlan {reference} failed: {plan_status.get('message', '')}"
+                        )
+                        conditions = _set(
+                            status.get("conditions") or [],
+                            "InstallPlanFailed",
+                            "True",
+                            "InstallPlanFailed",
+                            message,
+                        )
+                        fixed_up |= self._write(subscription, {"conditions": conditions})
+                    waiting.append(plan_status.get("phase") not in ("Failed",))
         if fixed_up:
             return None  # as OLM: the status event brings the next sync, on fresh data
         if waiting and len(waiting) == len(subscriptions) and all(waiting):
@@ -146,6 +215,13 @@ class SubscriptionController:
         self, namespace: str, subscriptions: list[dict[str, Any]], csvs: dict[str, dict[str, Any]]
     ) -> float | None:
         sources, pool = [], []
+        cached_keys = {f"{ns}/{n}" for ns, n in self.cache.in_scope(namespace)}
+        unhealthy = sorted(
+            f"{s['metadata']['namespace']}/{s['metadata']['name']}"
+            for space in {namespace, GLOBAL_NAMESPACE}
+            for s in self.store.items("catalogsource", space)
+            if f"{s['metadata']['namespace']}/{s['metadata']['name']}" not in cached_keys
+        )
         for (ns, name), cached in sorted(self.cache.in_scope(namespace).items()):
             source = Source(name, ns, cached.priority, own_namespace=ns == namespace)
             sources.append(source)
@@ -194,18 +270,17 @@ class SubscriptionController:
         for subscription in subscriptions:
             name = subscription["metadata"]["name"]
             status = dict(subscription.get("status") or {})
-            health = [
-                {
-                    "catalogSourceRef": {
-                        "kind": "CatalogSource",
-                        "name": s.name,
-                        "namespace": s.namespace,
-                    },
-                    "healthy": True,
-                    "lastUpdated": _now(),
-                }
-                for s in sources
-            ]
+            health = _catalog_health(sources, unhealthy, status.get("catalogHealth") or [])
+            base_conditions = _set(
+                status.get("conditions") or [],
+                "CatalogSourcesUnhealthy",
+                "True" if unhealthy else "False",
+                "UnhealthyCatalogSourceFound" if unhealthy else "AllCatalogSourcesHealthy",
+                f"unhealthy catalog sources: {', '.join(unhealthy)}"
+                if unhealthy
+                else "all available catalogsources are healthy",
+            )
+            status["conditions"] = base_conditions
             if name in decision.failures:
                 conditions = _condition(
                     status.get("conditions") or [],
@@ -286,6 +361,27 @@ class SubscriptionController:
         cached = self.cache.get(candidate.source.namespace, candidate.source.name)
         assert cached is not None
         return cached.catalog.packages[candidate.package].bundles[candidate.bundle].objects
+
+    def _label(self, subscription: dict[str, Any]) -> None:
+        """OLM's `operators.coreos.com/<package>.<namespace>` label (Operator aggregation)."""
+        meta = subscription["metadata"]
+        # A label name has at most 63 characters; OLM truncates "<package>.<namespace>" too.
+        package = (subscription.get("spec") or {}).get("name", "")
+        key = "operators.coreos.com/" + f"{package}.{meta['namespace']}"[:63].rstrip(".-_")
+        if key in (meta.get("labels") or {}):
+            return
+        with contextlib.suppress(GatewayError, NotFound):
+            self.gateway.apply(
+                {
+                    "apiVersion": SUBSCRIPTION.api_version,
+                    "kind": SUBSCRIPTION.kind.value,
+                    "metadata": {
+                        "name": meta["name"],
+                        "namespace": meta["namespace"],
+                        "labels": {key: ""},
+                    },
+                }
+            )
 
     def _pending_plan(self, namespace: str, names: list[str]) -> dict[str, Any] | None:
         for plan in self.store.items("installplan", namespace):

@@ -69,7 +69,42 @@ def path_for(api_version: str, kind: str, namespace: str | None, name: str | Non
     return f"{prefix}{scope}/{plural}" + (f"/{name}" if name else "")
 
 
+class UnservedKind(GatewayError):
+    """The API server does not serve this apiVersion/kind."""
+
+
 class Gateway:
+    def _path(
+        self, api_version: str, kind: str, namespace: str | None, name: str | None = None
+    ) -> str:
+        """The REST path of a kind, from the table or else from the API server's discovery."""
+        if (api_version, kind) not in RESOURCES:
+            self._discover(api_version)
+        if (api_version, kind) not in RESOURCES:
+            raise UnservedKind(
+                f"the API server does not serve {kind} in {api_version}"
+                + (
+                    " (apiextensions.k8s.io/v1beta1 was removed in Kubernetes 1.22: the bundle needs apiextensions.k8s.io/v1)"
+                    if api_version == "apiextensions.k8s.io/v1beta1"
+                    else ""
+                ),
+                404,
+            )
+        return path_for(api_version, kind, namespace, name)
+
+    def _discover(self, api_version: str) -> None:
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        try:
+            listing = self._call("GET", prefix)
+        except (NotFound, GatewayError):
+            return
+        for resource in listing.get("resources", []):
+            if "/" not in resource["name"]:
+                RESOURCES.setdefault(
+                    (api_version, resource["kind"]),
+                    (resource["name"], bool(resource.get("namespaced"))),
+                )
+
     def __init__(self, api: client.ApiClient) -> None:
         self.api = api
         self._discovery: tuple[float, frozenset[tuple[str, str, str]]] | None = None
@@ -114,7 +149,7 @@ class Gateway:
     def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply `obj` as field manager olm-py, forcing conflicts."""
         meta = obj["metadata"]
-        path = path_for(obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])
+        path = self._path(obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])
         result: dict[str, Any] = self._call(
             "PATCH",
             path,
@@ -128,7 +163,7 @@ class Gateway:
         """POST a new object (e.g. with generateName); returns it as created."""
         meta = obj["metadata"]
         result: dict[str, Any] = self._call(
-            "POST", path_for(obj["apiVersion"], obj["kind"], meta.get("namespace")), body=obj
+            "POST", self._path(obj["apiVersion"], obj["kind"], meta.get("namespace")), body=obj
         )
         return result
 
@@ -142,7 +177,7 @@ class Gateway:
         resource_version: str | None = None,
     ) -> None:
         """Merge-patch the status subresource; with `resource_version`, refuse stale writes."""
-        path = path_for(api_version, kind, namespace, name) + "/status"
+        path = self._path(api_version, kind, namespace, name) + "/status"
         body: dict[str, Any] = {"status": status}
         if resource_version:
             body["metadata"] = {"resourceVersion": resource_version}
@@ -159,7 +194,7 @@ class Gateway:
     ) -> None:
         self._call(
             "PATCH",
-            path_for(api_version, kind, namespace, name),
+            self._path(api_version, kind, namespace, name),
             body=patch,
             content_type=content_type,
         )
@@ -175,7 +210,7 @@ class Gateway:
         with contextlib.suppress(NotFound):
             self._call(
                 "DELETE",
-                path_for(api_version, kind, namespace, name),
+                self._path(api_version, kind, namespace, name),
                 body={"propagationPolicy": propagation},
             )
 
@@ -206,12 +241,12 @@ class Gateway:
             "lastTimestamp": now,
             "count": 1,
         }
-        self._call("POST", path_for("v1", "Event", meta.get("namespace") or "default"), body=body)
+        self._call("POST", self._path("v1", "Event", meta.get("namespace") or "default"), body=body)
 
     # ----- reads -------------------------------------------------------------------------------
 
     def get(self, api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("GET", path_for(api_version, kind, namespace, name))
+        result: dict[str, Any] = self._call("GET", self._path(api_version, kind, namespace, name))
         return result
 
     def list_path(self, path: str) -> list[dict[str, Any]]:
@@ -223,7 +258,7 @@ class Gateway:
         self, api_version: str, kind: str, namespace: str | None, selector: str = ""
     ) -> list[str]:
         query = [("labelSelector", selector)] if selector else []
-        listing = self._call("GET", path_for(api_version, kind, namespace), query=query)
+        listing = self._call("GET", self._path(api_version, kind, namespace), query=query)
         return [item["metadata"]["name"] for item in listing.get("items", [])]
 
     def server_version(self) -> str:

@@ -302,3 +302,67 @@ def test_a_crd_update_that_would_reject_existing_instances_fails_with_the_reason
             "properties"
         ]["size"]
     )
+
+
+def test_a_configmap_catalog_is_read_and_its_plans_explain_unserved_kinds(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str
+) -> None:
+    """The legacy ConfigMap catalog fixture: its packages resolve, and its v1beta1 CRDs, which
+    Kubernetes no longer serves, fail the InstallPlan with a message that says so."""
+    import yaml
+
+    from tests.conftest import SHARED
+
+    configmap = yaml.safe_load(
+        (SHARED / "fixtures" / "configmap-catalog" / "configmap.example.yaml").read_text()
+    )
+    configmap["metadata"] = {"name": "legacy-catalog", "namespace": namespace}
+    control_plane.kubectl("create", "-f", "-", stdin=json.dumps(configmap))
+    source = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "CatalogSource",
+        "metadata": {"name": "legacy"},
+        "spec": {"sourceType": "configmap", "configMap": "legacy-catalog"},
+    }
+    control_plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(source))
+    operator_group(control_plane, namespace)
+    subscribe(
+        control_plane,
+        namespace,
+        "Automatic",
+        name="etcd",
+        name_="etcd",
+        source="legacy",
+        sourceNamespace=namespace,
+    )
+    plan = plan_for(control_plane, namespace, "etcdoperator.v0.9.2")
+
+    def failed() -> dict[str, Any] | None:
+        status = (
+            control_plane.get_json(
+                "installplan.operators.coreos.com", plan["metadata"]["name"], "-n", namespace
+            ).get("status")
+            or {}
+        )
+        return status if status.get("phase") == "Failed" else None
+
+    status = wait_for(failed, timeout=60, what="the plan to fail on v1beta1 CRDs")
+    assert (
+        "the API server does not serve CustomResourceDefinition in apiextensions.k8s.io/v1beta1"
+        in status["message"]
+    )
+    assert "removed in Kubernetes 1.22" in status["message"]
+    conditions = {
+        c["type"]: c for c in subscription(control_plane, namespace, "etcd")["status"]["conditions"]
+    }
+    wait_for(
+        lambda: (
+            "InstallPlanFailed"
+            in {
+                c["type"]
+                for c in subscription(control_plane, namespace, "etcd")["status"]["conditions"]
+            }
+        ),
+        what="InstallPlanFailed",
+    )
+    assert conditions["CatalogSourcesUnhealthy"]["status"] == "False"

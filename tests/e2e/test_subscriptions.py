@@ -197,6 +197,12 @@ def test_manual_approval_story(
     }
     after["cache-a"] = plane.get_json("memcached", "cache-a", "-n", namespace)["metadata"]["uid"]
     assert after == before
+    labels = subscription(plane, namespace)["metadata"]["labels"]
+    assert f"operators.coreos.com/memcached-operator.{namespace}" in labels
+    health = {c["type"]: c for c in subscription(plane, namespace)["status"]["conditions"]}[
+        "CatalogSourcesUnhealthy"
+    ]
+    assert (health["status"], health["reason"]) == ("False", "AllCatalogSourcesHealthy")
     wait_for(
         lambda: (
             plane.get_json("memcached", "cache-a", "-n", namespace)["status"].get("reconciledBy")
