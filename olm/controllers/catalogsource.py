@@ -19,7 +19,6 @@ from typing import Any
 from olm.api.kinds import KINDS, Kind
 from olm.catalog.formats import configmap_catalog
 from olm.catalog.model import Catalog
-from olm.catalog.render import to_json
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.csv.status import timestamp
@@ -63,6 +62,30 @@ class CatalogCache:
     def in_scope(self, namespace: str) -> dict[tuple[str, str], Cached]:
         with self._lock:
             return {k: v for k, v in self._entries.items() if k[0] in (namespace, GLOBAL_NAMESPACE)}
+
+
+def _fingerprint(catalog: Catalog) -> int:
+    """What resolution depends on: packages, defaults, channel graphs, bundle versions and
+    properties. Cheap next to rendering the whole catalog, which a poll would do every 30 s."""
+    return hash(
+        tuple(
+            (
+                package.name,
+                package.default_channel,
+                tuple(
+                    (
+                        c.name,
+                        tuple(
+                            (e.name, e.replaces, tuple(e.skips), e.skip_range) for e in c.entries
+                        ),
+                    )
+                    for c in package.channels.values()
+                ),
+                tuple((b.name, b.version, len(b.properties)) for b in package.bundles.values()),
+            )
+            for package in sorted(catalog.packages.values(), key=lambda p: p.name)
+        )
+    )
 
 
 def poll_seconds(spec: dict[str, Any]) -> tuple[float, str]:
@@ -152,7 +175,7 @@ class CatalogSourceController:
         catalog, state, problem = self._fetch(source)
         now = timestamp(datetime.datetime.now(datetime.UTC))
         if catalog is not None:
-            fingerprint = hash(to_json(catalog))
+            fingerprint = _fingerprint(catalog)
             if self.cache.put(
                 namespace, name, Cached(catalog, fingerprint, int(spec.get("priority") or 0))
             ):
