@@ -206,7 +206,15 @@ class PodRunner:
         while not stop.is_set():
             try:
                 for event_type, pod in self.watcher.events(stop):
-                    self.handle(event_type, pod)
+                    try:
+                        self.handle(event_type, pod)
+                    except (
+                        Exception
+                    ) as exc:  # one pod's trouble (e.g. its account is gone) stays its own
+                        meta = pod.get("metadata") or {}
+                        log.warning(
+                            "cannot run pod %s/%s: %s", meta.get("namespace"), meta.get("name"), exc
+                        )
             except Exception:  # a broken watch is retried; the runner must not die
                 log.exception("pod watch failed; retrying")
                 stop.wait(1.0)
