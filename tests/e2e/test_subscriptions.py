@@ -54,6 +54,35 @@ def subscription(plane: ControlPlane, namespace: str, name: str = "memcached") -
     return found
 
 
+def namespace_report(plane: ControlPlane, namespace: str) -> str:
+    """What a person would look at when a story stalls: Subscriptions, InstallPlans, CSVs."""
+    lines = []
+    for kind in (
+        "subscription.operators.coreos.com",
+        "installplan.operators.coreos.com",
+        "csv",
+        "catsrc",
+    ):
+        for item in plane.get_json(kind, "-n", namespace)["items"]:
+            status = item.get("status") or {}
+            summary = {
+                k: status.get(k)
+                for k in (
+                    "phase",
+                    "reason",
+                    "message",
+                    "state",
+                    "currentCSV",
+                    "installedCSV",
+                    "conditions",
+                    "connectionState",
+                )
+                if status.get(k)
+            }
+            lines.append(f"{kind} {item['metadata']['name']}: {json.dumps(summary)[:600]}")
+    return "\n".join(lines)
+
+
 def approve(plane: ControlPlane, namespace: str, plan: dict[str, Any]) -> None:
     plane.kubectl(
         "patch",
@@ -377,11 +406,14 @@ def test_the_story_with_opm_serve_as_the_catalog(
             source="opm-samples",
             sourceNamespace=namespace,
         )
-        wait_for(
-            lambda: phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=120,
-            what=f"{NEW} Succeeded via opm serve",
-        )
+        try:
+            wait_for(
+                lambda: phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+                timeout=240,
+                what=f"{NEW} Succeeded via opm serve",
+            )
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{namespace_report(control_plane, namespace)}") from exc
         final = wait_for(
             lambda: (
                 (s := subscription(control_plane, namespace)["status"]).get("state")
