@@ -127,7 +127,9 @@ class CsvController:
         if plan.apply:
             try:
                 for deployment in plan.apply:
-                    self.gateway.apply(deployment)
+                    # Write through: the next decision must judge what we applied, not a
+                    # cached copy from before it (which would look like drift).
+                    self.store.upsert("deployment", self.gateway.apply(deployment))
                 for orphan in plan.delete_deployments:
                     self.gateway.delete(
                         "apps/v1", "Deployment", meta["namespace"], orphan, propagation="Foreground"

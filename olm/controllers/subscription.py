@@ -91,23 +91,10 @@ def _set(
 def _condition(
     conditions: list[dict[str, Any]], kind: str, message: str | None, reason: str = ""
 ) -> list[dict[str, Any]]:
-    """Set (message given) or remove (None) one condition type, keeping transition times."""
-    others = [c for c in conditions if c.get("type") != kind]
+    """Set one condition to True with `message`, or remove it when `message` is None."""
     if message is None:
-        return others
-    old = next((c for c in conditions if c.get("type") == kind), None)
-    if old and old.get("message") == message and old.get("status") == "True":
-        return [*others, old]
-    return [
-        *others,
-        {
-            "type": kind,
-            "status": "True",
-            "reason": reason,
-            "message": message,
-            "lastTransitionTime": _now(),
-        },
-    ]
+        return [c for c in conditions if c.get("type") != kind]
+    return _set(conditions, kind, "True", reason, message)
 
 
 class SubscriptionController:

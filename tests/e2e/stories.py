@@ -23,7 +23,12 @@ INSTALL_MODES_OWN = [
 def operator_group(
     plane: ControlPlane, namespace: str, name: str = "og", targets: list[str] | None = None
 ) -> None:
-    spec = {"targetNamespaces": targets if targets is not None else [namespace]}
+    # targets=[] means an all-namespaces group: no spec at all, as admins usually write it.
+    spec = (
+        {}
+        if targets == []
+        else {"targetNamespaces": targets if targets is not None else [namespace]}
+    )
     plane.kubectl(
         "apply",
         "-n",

@@ -116,23 +116,7 @@ def cases(
         control_plane.kubectl("create", "namespace", namespace)
         for index, targets in enumerate(case.groups):
             name = "og" if len(case.groups) == 1 else f"og-{index}"
-            if targets == []:  # an all-namespaces group
-                control_plane.kubectl(
-                    "apply",
-                    "-n",
-                    namespace,
-                    "-f",
-                    "-",
-                    stdin=json.dumps(
-                        {
-                            "apiVersion": "operators.coreos.com/v1",
-                            "kind": "OperatorGroup",
-                            "metadata": {"name": name},
-                        }
-                    ),
-                )
-            else:
-                operator_group(control_plane, namespace, name)
+            operator_group(control_plane, namespace, name, targets)
         apply(control_plane, namespace, case.csv)
         placed[case.name] = (namespace, case)
     yield placed
