@@ -7,6 +7,7 @@ name)); a fixed pool of worker threads; a periodic resync re-enqueues every obje
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
@@ -24,9 +25,9 @@ from olm.controllers.operatorgroup import OperatorGroupController
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.controllers.subscription import SubscriptionController
-from olm.controllers.watch import configure, register
+from olm.controllers.watch import configure, register, relist, resync_keys
 from olm.kube.client import api_client
-from olm.kube.gateway import Gateway, GatewayError, NotFound
+from olm.kube.gateway import Gateway, GatewayError
 
 log = logging.getLogger("olm")
 DEFAULT_RESYNC_SECONDS = 300.0
@@ -66,39 +67,78 @@ def _worker(queue: WorkQueue, controllers: dict[str, Controller]) -> None:
             queue.done(key)
 
 
-def _resync(queue: WorkQueue, store: Store, every: float, stop: threading.Event) -> None:
+def _resync(
+    queue: WorkQueue, store: Store, gateway: Gateway, every: float, stop: threading.Event
+) -> None:
+    """Every `every` seconds: relist (purging what a watch gap hid), then wake everything."""
     while not stop.wait(every):
-        for kind in ("operatorgroup", "csv", "catalogsource", "installplan"):
-            for namespace, name in store.keys(kind):
-                queue.add((kind, namespace, name))
-        for namespace in {ns for ns, _ in store.keys("subscription")}:
-            queue.add(("namespace", "", namespace))
+        if not store.synced.is_set():
+            continue  # the barrier's own full wake-up comes first
+        try:
+            relist(store, gateway)
+        except GatewayError as exc:
+            log.warning("relist failed (%s); the next resync tries again", exc)
+        for key in resync_keys(store):
+            queue.add(key)
+
+
+def _previous_port(source: dict[str, Any] | None) -> int:
+    """The loopback port a CatalogSource's spec.address names, or 0."""
+    address = str(((source or {}).get("spec") or {}).get("address") or "")
+    host, _, port = address.rpartition(":")
+    return int(port) if host == "127.0.0.1" and port.isdigit() else 0
+
+
+def _free_port(preferred: int) -> int:
+    """`preferred` when it can be bound on 127.0.0.1, else any free port."""
+    import socket
+
+    for candidate in (preferred, 0) if preferred else (0,):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", candidate))
+            except OSError:
+                continue
+            return int(probe.getsockname()[1])
+    raise OSError("no free port on 127.0.0.1")
 
 
 def _serve_samples(gateway: Gateway) -> Any:
     """Serve the catalogs olm-py ships in-process; register them as CatalogSource olm/samples."""
-    import socket
-
     from olm.catalog.formats import load
     from olm.catalog.samples import CATALOG
     from olm.registry.index import RegistryIndex
     from olm.registry.server import serve
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    existing: dict[str, Any] | None = None
+    with contextlib.suppress(GatewayError):
+        existing = gateway.get(
+            KINDS[Kind.CATALOG_SOURCE].api_version,
+            Kind.CATALOG_SOURCE.value,
+            GLOBAL_NAMESPACE,
+            SAMPLES_SOURCE,
+        )
+    # Keep the port of the last run when it is free, so a restart does not rewrite the
+    # CatalogSource (and wake every Subscription that uses it).
+    port = _free_port(_previous_port(existing))
     server = serve(RegistryIndex(load(CATALOG.parent)), f"127.0.0.1:{port}")
+    spec = {
+        "sourceType": "grpc",
+        "address": f"127.0.0.1:{port}",
+        "displayName": "olm-py samples",
+        "publisher": "olm-py",
+    }
     source = {
         "apiVersion": KINDS[Kind.CATALOG_SOURCE].api_version,
         "kind": Kind.CATALOG_SOURCE.value,
         "metadata": {"name": SAMPLES_SOURCE, "namespace": GLOBAL_NAMESPACE},
-        "spec": {
-            "sourceType": "grpc",
-            "address": f"127.0.0.1:{port}",
-            "displayName": "olm-py samples",
-            "publisher": "olm-py",
-        },
+        "spec": spec,
     }
+    if existing is not None and all(
+        (existing.get("spec") or {}).get(k) == v for k, v in spec.items()
+    ):
+        log.info("serving the samples catalog on 127.0.0.1:%d (unchanged)", port)
+        return server
     try:
         gateway.apply(source)
         log.info(
@@ -107,7 +147,7 @@ def _serve_samples(gateway: Gateway) -> Any:
             GLOBAL_NAMESPACE,
             SAMPLES_SOURCE,
         )
-    except (GatewayError, NotFound) as exc:
+    except GatewayError as exc:
         log.warning(
             "could not register the samples CatalogSource in namespace %s (%s); is it installed?",
             GLOBAL_NAMESPACE,
@@ -153,7 +193,7 @@ def run(
     ]
     threads.append(
         threading.Thread(
-            target=_resync, args=(queue, store, resync, stop), daemon=True, name="resync"
+            target=_resync, args=(queue, store, gateway, resync, stop), daemon=True, name="resync"
         )
     )
     for thread in threads:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from olm.api.views import CsvView, Gvk
 from olm.catalog.model import Bundle, Problem
 from olm.catalog.semver import SemverError, parse_version
 
@@ -28,28 +28,6 @@ def _name_problem(field: str, value: str) -> str | None:
     return None
 
 
-def _owned_gvks(spec: dict[str, Any]) -> set[tuple[str, str, str]]:
-    owned = set()
-    for crd in (spec.get("customresourcedefinitions") or {}).get("owned") or []:
-        name = str(crd.get("name", ""))
-        owned.add(
-            (
-                name.split(".", 1)[1] if "." in name else "",
-                str(crd.get("version", "")),
-                str(crd.get("kind", "")),
-            )
-        )
-    for service in (spec.get("apiservicedefinitions") or {}).get("owned") or []:
-        owned.add(
-            (
-                str(service.get("group", "")),
-                str(service.get("version", "")),
-                str(service.get("kind", "")),
-            )
-        )
-    return owned
-
-
 def check_bundle(bundle: Bundle) -> list[Problem]:
     csv = bundle.csv
     # These are `operator-sdk bundle validate`'s rules for registry+v1 bundles; `opm validate`
@@ -66,26 +44,23 @@ def check_bundle(bundle: Bundle) -> list[Problem]:
         problems.append(Problem(rule, message, hint, *where, level="warning"))
 
     meta, spec = csv.get("metadata") or {}, csv.get("spec") or {}
-    for field, value in (
-        ("metadata.name", meta.get("name", "")),
-        ("spec.replaces", spec.get("replaces")),
-    ):
+    view = CsvView.of(csv)
+    for field, value in (("metadata.name", view.name), ("spec.replaces", view.replaces)):
         if value:
             problem = _name_problem(field, str(value))
             if problem:
                 error("csv-name", problem, "use lowercase letters, digits, '-' and '.'")
     if not spec.get("displayName"):
         error("csv-required", "required field missing: spec.displayName", "add spec.displayName")
-    if not (spec.get("install") or {}).get("strategy"):
+    if not view.strategy:
         error(
             "csv-required",
             "required field missing: spec.install.strategy",
             "set spec.install.strategy: deployment",
         )
-    modes = [m for m in spec.get("installModes") or [] if isinstance(m, dict)]
-    if not modes:
+    if not view.install_modes:
         error("csv-install-modes", "install modes not found", "list spec.installModes")
-    elif not any(m.get("supported") for m in modes):
+    elif not any(m.supported for m in view.install_modes):
         error(
             "csv-install-modes",
             "none of InstallModeTypes are supported",
@@ -122,7 +97,7 @@ def check_bundle(bundle: Bundle) -> list[Problem]:
             "define these in metadata/properties.yaml",
         )
     examples = annotations.get("alm-examples") or annotations.get("olm.examples")
-    owned = _owned_gvks(spec)
+    owned = view.owned_gvks
     if examples:
         try:
             parsed = json.loads(examples)
@@ -150,42 +125,36 @@ def check_bundle(bundle: Bundle) -> list[Problem]:
     objects = bundle.objects
     crds = [o for o in objects if o.get("kind") == "CustomResourceDefinition"]
     if crds:
-        present = set()
+        present: set[Gvk] = set()
         for crd in crds:
             crd_spec = crd.get("spec") or {}
             for version in [v.get("name") for v in crd_spec.get("versions") or []] or [
                 crd_spec.get("version")
             ]:
                 present.add(
-                    (
+                    Gvk(
                         str(crd_spec.get("group", "")),
                         str(version),
                         str((crd_spec.get("names") or {}).get("kind", "")),
                     )
                 )
-        owned_crds = {g for g in owned if g in present or g[0] in {p[0] for p in present}}
-        for gvk in sorted(
-            _owned_gvks({"customresourcedefinitions": spec.get("customresourcedefinitions")})
-            - present
-        ):
+        present_groups = {p.group for p in present}
+        owned_crds = {g for g in owned if g in present or g.group in present_groups}
+        for missing in sorted({c.gvk for c in view.owned_crds} - present):
             error(
                 "bundle-owned-crd",
-                f'owned CRD "{gvk[0]}/{gvk[1]}, Kind={gvk[2]}" not found in bundle',
+                f'owned CRD "{missing.group}/{missing.version}, Kind={missing.kind}" not found in bundle',
                 "add the CRD manifest to the bundle",
             )
-        owned_kinds = {(g, k) for g, _, k in owned_crds}
+        owned_kinds = {(g.group, g.kind) for g in owned_crds}
         for gvk in sorted(present):
-            if (gvk[0], gvk[2]) not in owned_kinds:
+            if (gvk.group, gvk.kind) not in owned_kinds:
                 error(
                     "bundle-extra-crd",
-                    f'CRD "{gvk[0]}/{gvk[1]}, Kind={gvk[2]}" is present in bundle but not defined in CSV',
+                    f'CRD "{gvk.group}/{gvk.version}, Kind={gvk.kind}" is present in bundle but not defined in CSV',
                     "own it in spec.customresourcedefinitions.owned",
                 )
-    accounts = {
-        (((d.get("spec") or {}).get("template") or {}).get("spec") or {}).get("serviceAccountName")
-        for d in ((spec.get("install") or {}).get("spec") or {}).get("deployments") or []
-        if isinstance(d, dict)
-    }
+    accounts = {d.service_account for d in view.deployments if d.service_account}
     for obj in objects:
         if (
             obj.get("kind") == "ServiceAccount"

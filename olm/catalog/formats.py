@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from olm.api.views import CsvView
 from olm.catalog.fbc import load_fbc
 from olm.catalog.model import Bundle, Catalog, Channel, Entry, Package, Problem
 from olm.catalog.semver import SemverError, parse_tolerant
@@ -48,11 +49,11 @@ def bundle_properties(
     package: str, csv: dict[str, Any], objects: list[dict[str, Any]], extra: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The properties `opm render` derives for a registry+v1 bundle (§1.7), objects inline."""
-    spec = csv.get("spec") or {}
+    view = CsvView.of(csv)
     properties: list[dict[str, Any]] = [
         {
             "type": "olm.package",
-            "value": {"packageName": package, "version": str(spec.get("version", ""))},
+            "value": {"packageName": package, "version": view.version},
         }
     ]
     for obj in objects:
@@ -72,39 +73,16 @@ def bundle_properties(
                             },
                         }
                     )
-    for owned in (spec.get("apiservicedefinitions") or {}).get("owned") or []:
-        properties.append(
+    for property_type, gvks in (
+        ("olm.gvk", [s.gvk for s in view.owned_api_services]),
+        ("olm.gvk.required", sorted(view.required_gvks)),
+    ):
+        properties.extend(
             {
-                "type": "olm.gvk",
-                "value": {
-                    "group": owned.get("group", ""),
-                    "kind": owned.get("kind", ""),
-                    "version": owned.get("version", ""),
-                },
+                "type": property_type,
+                "value": {"group": gvk.group, "kind": gvk.kind, "version": gvk.version},
             }
-        )
-    for required in (spec.get("customresourcedefinitions") or {}).get("required") or []:
-        group = str(required.get("name", "")).split(".", 1)[-1]
-        properties.append(
-            {
-                "type": "olm.gvk.required",
-                "value": {
-                    "group": group,
-                    "kind": required.get("kind", ""),
-                    "version": required.get("version", ""),
-                },
-            }
-        )
-    for required in (spec.get("apiservicedefinitions") or {}).get("required") or []:
-        properties.append(
-            {
-                "type": "olm.gvk.required",
-                "value": {
-                    "group": required.get("group", ""),
-                    "kind": required.get("kind", ""),
-                    "version": required.get("version", ""),
-                },
-            }
+            for gvk in gvks
         )
     properties.extend(extra)
     unique = {json.dumps(p, sort_keys=True): p for p in properties}
@@ -259,21 +237,19 @@ def _related_images(csv: dict[str, Any]) -> list[dict[str, str]]:
         for r in spec.get("relatedImages") or []
         if isinstance(r, dict)
     }
-    for deployment in ((spec.get("install") or {}).get("spec") or {}).get("deployments") or []:
-        pod = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
-        for container in (pod.get("containers") or []) + (pod.get("initContainers") or []):
+    for deployment in CsvView.of(csv).deployments:
+        for container in deployment.containers:
             images.setdefault(container.get("image", ""), "")
     return [{"name": images[i], "image": i} for i in sorted(images) if i]
 
 
 def _entry_for(csv: dict[str, Any]) -> Entry:
-    spec = csv.get("spec") or {}
-    annotations = csv["metadata"].get("annotations") or {}
+    view = CsvView.of(csv)
     return Entry(
-        name=str(csv["metadata"].get("name", "")),
-        replaces=str(spec.get("replaces") or ""),
-        skips=[str(s) for s in spec.get("skips") or []],
-        skip_range=str(annotations.get(SKIP_RANGE) or ""),
+        name=view.name,
+        replaces=view.replaces,
+        skips=list(view.skips),
+        skip_range=str(view.annotations.get(SKIP_RANGE) or ""),
     )
 
 
@@ -436,13 +412,8 @@ def configmap_catalog(document: dict[str, Any], catalog: Catalog, where: str) ->
                 seen.add(current)
                 csv = by_name[current]
                 channel.entries.append(_entry_for(csv))
-                owned = [
-                    o.get("name")
-                    for o in ((csv.get("spec") or {}).get("customresourcedefinitions") or {}).get(
-                        "owned"
-                    )
-                    or []
-                ]
+                view = CsvView.of(csv)
+                owned = [c.name for c in view.owned_crds]
                 objects = [csv] + [crd_by_name[n] for n in owned if n in crd_by_name]
                 package.bundles[current] = Bundle(
                     current,
@@ -451,7 +422,7 @@ def configmap_catalog(document: dict[str, Any], catalog: Catalog, where: str) ->
                     source=path,
                     format="configmap",
                 )
-                current = str((csv.get("spec") or {}).get("replaces") or "")
+                current = view.replaces
             package.channels[channel.name] = channel
         if not package.default_channel and len(package.channels) == 1:
             package.default_channel = next(iter(package.channels))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from olm.api.labels import Annotation
+from olm.api.views import CsvView
 from olm.catalog.graph import GraphError, entries_in_order, head
 from olm.catalog.model import Bundle, Catalog, Channel, Package
 
@@ -20,24 +22,22 @@ DEPENDENCY_TYPES = (
 )
 
 
-def _csv_view(bundle: Bundle) -> dict[str, Any]:
+def _csv_view(bundle: Bundle) -> CsvView:
     """CSV fields from the inline CSV, or from olm.csv.metadata when only that is there."""
-    csv = bundle.csv
-    if csv is not None:
-        return {
-            "spec": csv.get("spec") or {},
-            "annotations": (csv.get("metadata") or {}).get("annotations") or {},
-        }
+    if bundle.csv is not None:
+        return CsvView.of(bundle.csv)
     metadata = next(iter(bundle.props("olm.csv.metadata")), None)
     if isinstance(metadata, dict):
-        return {
-            "spec": {
-                "customresourcedefinitions": metadata.get("crdDescriptions") or {},
-                "installModes": metadata.get("installModes") or [],
-            },
-            "annotations": metadata.get("annotations") or {},
-        }
-    return {"spec": {}, "annotations": {}}
+        return CsvView.of(
+            {
+                "metadata": {"annotations": metadata.get("annotations")},
+                "spec": {
+                    "customresourcedefinitions": metadata.get("crdDescriptions"),
+                    "installModes": metadata.get("installModes"),
+                },
+            }
+        )
+    return CsvView.of({})
 
 
 def _entry(package: Package, bundle: Bundle) -> Any:
@@ -50,34 +50,25 @@ def _entry(package: Package, bundle: Bundle) -> Any:
 
 def bundle_facts(package: Package, bundle: Bundle) -> dict[str, Any]:
     view = _csv_view(bundle)
-    spec, annotations = view["spec"], view["annotations"]
     entry = _entry(package, bundle)
     has_csv = bundle.csv is not None
-    crds = spec.get("customresourcedefinitions") or {}
     if bundle.dependencies is not None:
         dependencies = bundle.dependencies
     else:
         dependencies = [p for p in bundle.properties if p.get("type") in DEPENDENCY_TYPES]
     return {
-        "version": bundle.version or str(spec.get("version", "")),
-        "replaces": (spec.get("replaces") if has_csv else (entry.replaces if entry else ""))
-        or None,
-        "skips": list(spec.get("skips") or []) if has_csv else list(entry.skips if entry else []),
+        "version": bundle.version or view.version,
+        "replaces": (view.replaces if has_csv else (entry.replaces if entry else "")) or None,
+        "skips": list(view.skips) if has_csv else list(entry.skips if entry else []),
         "skipRange": (
-            annotations.get("olm.skipRange") if has_csv else (entry.skip_range if entry else "")
+            view.annotations.get(Annotation.SKIP_RANGE)
+            if has_csv
+            else (entry.skip_range if entry else "")
         )
         or None,
-        "ownedCRDs": sorted(
-            {c.get("name", "") for c in crds.get("owned") or [] if isinstance(c, dict)}
-        ),
-        "requiredCRDs": sorted(
-            {c.get("name", "") for c in crds.get("required") or [] if isinstance(c, dict)}
-        ),
-        "installModes": {
-            m.get("type"): bool(m.get("supported"))
-            for m in spec.get("installModes") or []
-            if isinstance(m, dict)
-        },
+        "ownedCRDs": sorted(view.owned_crd_names),
+        "requiredCRDs": sorted(view.required_crd_names),
+        "installModes": {m.type: m.supported for m in view.install_modes},
         "dependencies": dependencies,
     }
 

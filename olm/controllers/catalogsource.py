@@ -1,40 +1,49 @@
-"""The CatalogSource controller: fetch each catalog, keep it in the catalog cache, and report
+"""The CatalogSource controller: read each catalog, keep it in the catalog cache, and report
 `status.connectionState` as OLM does (OLM v0 §5.6).
 
+snapshot -> `what_to_read` -> read (the only I/O: gRPC or a ConfigMap GET, errors turned into
+`Failure`s) -> `olm.catalogsource.decide.decide` -> cache, status, Event.
 - `sourceType: grpc` with `spec.address`: read over operator-registry's gRPC API (`olm catalog
   serve`, `opm serve`, ...), again every poll interval;
 - `sourceType: configmap` (or `internal`): read the ConfigMap named by `spec.configMap`;
 - `spec.image` alone: needs a registry pod, which olm-py does not run yet; said on status.
 Every change of a catalog's content wakes the resolution of the namespaces it serves.
+
+Invariants: library error text never reaches status (it is logged at debug level); status is
+written only when a field differs; the cache is shared with the Subscription controller.
 """
 
 from __future__ import annotations
 
 import datetime
-import re
+import logging
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
+import grpc
+
+from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.kinds import KINDS, Kind
 from olm.catalog.formats import configmap_catalog
 from olm.catalog.model import Catalog
+from olm.catalogsource.decide import Cached, Fetched, SourcePlan, SourceSnapshot, decide
+from olm.catalogsource.failures import Failure, FailureKind, grpc_failure
+from olm.catalogsource.source import ReadConfigMap, ReadRegistry, what_to_read
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
-from olm.csv.status import timestamp
-from olm.kube.gateway import Conflict, Gateway, GatewayError, NotFound
+from olm.kube.errors import Conflict, GatewayError, NotFound
+from olm.kube.protocol import KubeGateway
 from olm.registry.client import RegistryClient
 
+log = logging.getLogger("olm.catalogsource")
+
 CATALOG_SOURCE = KINDS[Kind.CATALOG_SOURCE]
-DEFAULT_POLL_SECONDS = 30.0
-GLOBAL_NAMESPACE = "olm"
+GLOBAL_NAMESPACE = GLOBAL_CATALOG_NAMESPACE  # kept for the importers of this module
+REGISTRY_TIMEOUT_SECONDS = 10.0
+RETRY_STALE_SECONDS = 1.0
 
-
-@dataclass(frozen=True)
-class Cached:
-    catalog: Catalog
-    fingerprint: int
-    priority: int
+__all__ = ["GLOBAL_NAMESPACE", "Cached", "CatalogCache", "CatalogSourceController"]
 
 
 class CatalogCache:
@@ -64,55 +73,38 @@ class CatalogCache:
             return {k: v for k, v in self._entries.items() if k[0] in (namespace, GLOBAL_NAMESPACE)}
 
 
-def _fingerprint(catalog: Catalog) -> int:
-    """What resolution depends on: packages, defaults, channel graphs, bundle versions and
-    properties. Cheap next to rendering the whole catalog, which a poll would do every 30 s."""
-    return hash(
-        tuple(
-            (
-                package.name,
-                package.default_channel,
-                tuple(
-                    (
-                        c.name,
-                        tuple(
-                            (e.name, e.replaces, tuple(e.skips), e.skip_range) for e in c.entries
-                        ),
-                    )
-                    for c in package.channels.values()
-                ),
-                tuple((b.name, b.version, len(b.properties)) for b in package.bundles.values()),
-            )
-            for package in sorted(catalog.packages.values(), key=lambda p: p.name)
-        )
-    )
-
-
-def poll_seconds(spec: dict[str, Any]) -> tuple[float, str]:
-    """updateStrategy.registryPoll.interval as seconds (a Go duration), and a parse problem."""
-    text = str(((spec.get("updateStrategy") or {}).get("registryPoll") or {}).get("interval") or "")
-    if not text:
-        return DEFAULT_POLL_SECONDS, ""
-    parts = re.findall(r"(\d+(?:\.\d+)?)(h|m|s|ms)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return (
-            DEFAULT_POLL_SECONDS,
-            f"spec.updateStrategy.registryPoll.interval {text!r} is not a duration like 30s or 10m; using 30s",
-        )
-    scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-    return max(1.0, sum(float(n) * scale[u] for n, u in parts)), ""
+def read_registry(address: str, timeout: float = REGISTRY_TIMEOUT_SECONDS) -> Fetched:
+    """The whole catalog at `address`, or why not (the raw error at debug level only)."""
+    client = RegistryClient(address, timeout=timeout)
+    try:
+        return Fetched(catalog=client.catalog())
+    except grpc.RpcError as exc:
+        code = exc.code() if isinstance(exc, grpc.Call) else None
+        details = (exc.details() if isinstance(exc, grpc.Call) else "") or ""
+        name = code.name if code is not None else "UNKNOWN"
+        return Fetched(failure=grpc_failure(name, details, repr(exc), timeout))
+    except Exception as exc:  # a server that answers, but not with a catalog we can decode
+        return Fetched(failure=Failure(FailureKind.UNREADABLE, detail=repr(exc)))
+    finally:
+        client.close()
 
 
 class CatalogSourceController:
     kind = "catalogsource"
 
     def __init__(
-        self, store: Store, gateway: Gateway, queue: WorkQueue, cache: CatalogCache
+        self,
+        store: Store,
+        gateway: KubeGateway,
+        queue: WorkQueue,
+        cache: CatalogCache,
+        registry_reader: Callable[[str], Fetched] = read_registry,
     ) -> None:
         self.store = store
         self.gateway = gateway
         self.queue = queue
         self.cache = cache
+        self.registry_reader = registry_reader
 
     def _wake(self, namespace: str) -> None:
         spaces = (
@@ -123,99 +115,81 @@ class CatalogSourceController:
         for space in spaces:
             self.queue.add(("namespace", "", space))
 
-    def _fetch(self, source: dict[str, Any]) -> tuple[Catalog | None, str, str]:
-        """(catalog, connection state, problem)."""
-        spec = source.get("spec") or {}
-        kind = spec.get("sourceType")
-        if kind == "grpc" and spec.get("address"):
-            client = RegistryClient(str(spec["address"]), timeout=10)
-            try:
-                return client.catalog(), "READY", ""
-            except Exception as exc:  # any gRPC or decoding failure is the source's state
-                return (
-                    None,
-                    "TRANSIENT_FAILURE",
-                    f"cannot read the catalog at {spec['address']}: {exc}",
-                )
-            finally:
-                client.close()
-        if kind == "grpc":
-            return (
-                None,
-                "",
-                "spec.image needs a registry pod, which olm-py does not run yet: serve the catalog (olm catalog serve or opm serve) and set spec.address",
-            )
-        if kind in ("configmap", "internal"):
-            name = spec.get("configMap")
-            if not name:
-                return (
-                    None,
-                    "",
-                    "spec.configMap is empty: name the ConfigMap that holds the catalog",
-                )
-            try:
-                document = self.gateway.get(
-                    "v1", "ConfigMap", source["metadata"]["namespace"], str(name)
-                )
-            except NotFound:
-                return None, "", f'ConfigMap "{name}" named by spec.configMap does not exist'
-            catalog = Catalog()
+    def _read_configmap(self, namespace: str, name: str) -> Fetched:
+        try:
+            document = self.gateway.get("v1", "ConfigMap", namespace, name)
+        except NotFound:
+            return Fetched(failure=Failure(FailureKind.CONFIGMAP_MISSING, detail="404"))
+        catalog = Catalog()
+        try:
             configmap_catalog(document, catalog, f"configmap/{name}")
-            return catalog, "READY", ""
-        return None, "", f"spec.sourceType {kind!r} is not one of grpc, configmap, internal"
+        except Exception as exc:  # data that is YAML but not in the catalog's shape
+            return Fetched(
+                failure=Failure(FailureKind.CONFIGMAP_INVALID, detail=repr(exc)),
+                configmap=document,
+            )
+        return Fetched(catalog=catalog, configmap=document)
+
+    def fetch(self, source: dict[str, Any]) -> Fetched:
+        read = what_to_read(source)
+        if isinstance(read, ReadRegistry):
+            return self.registry_reader(read.address)
+        if isinstance(read, ReadConfigMap):
+            return self._read_configmap(source["metadata"]["namespace"], read.name)
+        return Fetched()
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         source = self.store.get("catalogsource", namespace, name)
-        if source is None or source["metadata"].get("deletionTimestamp"):
-            if self.cache.drop(namespace, name):
-                self._wake(namespace)
-            return None
-        spec = source.get("spec") or {}
-        interval, interval_problem = poll_seconds(spec)
-        catalog, state, problem = self._fetch(source)
-        now = timestamp(datetime.datetime.now(datetime.UTC))
-        if catalog is not None:
-            fingerprint = _fingerprint(catalog)
-            if self.cache.put(
-                namespace, name, Cached(catalog, fingerprint, int(spec.get("priority") or 0))
-            ):
-                self._wake(namespace)
-        elif self.cache.drop(namespace, name):
+        live = source is not None and not source["metadata"].get("deletionTimestamp")
+        fetched = self.fetch(source) if source is not None and live else Fetched()
+        if fetched.failure is not None:
+            log.debug(
+                "catalog %s/%s: %s %s",
+                namespace,
+                name,
+                fetched.failure.kind,
+                fetched.failure.detail,
+            )
+        snapshot = SourceSnapshot(namespace, name, source, datetime.datetime.now(datetime.UTC))
+        return self._execute(snapshot, decide(snapshot, fetched))
+
+    def _execute(self, snapshot: SourceSnapshot, plan: SourcePlan) -> float | None:
+        namespace, name, source = snapshot.namespace, snapshot.name, snapshot.source
+        changed = False
+        if plan.cache is not None:
+            changed = self.cache.put(namespace, name, plan.cache)
+        elif plan.drop:
+            changed = self.cache.drop(namespace, name)
+        if changed:
             self._wake(namespace)
-        status = dict(source.get("status") or {})
-        wanted: dict[str, Any] = {}
-        if spec.get("address"):
-            previous = status.get("connectionState") or {}
-            connection = {
-                "address": spec["address"],
-                "lastObservedState": state or "TRANSIENT_FAILURE",
-            }
-            connection["lastConnect"] = (
-                now
-                if state == "READY" and previous.get("lastObservedState") != "READY"
-                else previous.get("lastConnect", now)
-            )
-            wanted["connectionState"] = connection
-        reason = (
-            "SpecInvalidError"
-            if problem and not state
-            else (
-                "RegistryServerError"
-                if problem
-                else ("InvalidIntervalError" if interval_problem else None)
-            )
-        )
-        wanted["reason"] = reason
-        wanted["message"] = problem or interval_problem or None
-        if catalog is not None and status.get("latestImageRegistryPoll") is None:
-            wanted["latestImageRegistryPoll"] = now
-        if any(status.get(k) != v for k, v in wanted.items()):
+        if source is not None and plan.status is not None:
             try:
                 self.gateway.patch_status(
-                    CATALOG_SOURCE.api_version, CATALOG_SOURCE.kind.value, namespace, name, wanted
+                    CATALOG_SOURCE.api_version,
+                    CATALOG_SOURCE.kind.value,
+                    namespace,
+                    name,
+                    plan.status,
+                    resource_version=source["metadata"].get("resourceVersion"),
                 )
-            except (NotFound, Conflict):
-                return 1.0
-            except GatewayError:
-                raise
-        return interval
+            except NotFound:
+                return None
+            except Conflict:
+                return RETRY_STALE_SECONDS  # decided on a stale snapshot; the watch brings it
+            if plan.event is not None:
+                self._event(dict(source), plan.event.type, plan.event.reason, plan.event.message)
+        return plan.requeue_after
+
+    def _event(self, source: dict[str, Any], event_type: str, reason: str, message: str) -> None:
+        try:
+            self.gateway.event(source, event_type, reason, message)
+        except (NotFound, Conflict):
+            pass
+        except GatewayError as exc:
+            log.warning(
+                "could not record event %s on CatalogSource %s/%s: %s",
+                reason,
+                source["metadata"].get("namespace"),
+                source["metadata"].get("name"),
+                exc,
+            )

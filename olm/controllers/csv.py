@@ -25,7 +25,8 @@ from olm.csv.phase import Plan, World, decide, is_copy, transition
 from olm.csv.rbac import RbacSnapshot
 from olm.csv.requirements import RequirementInputs
 from olm.install.strategy import InvalidStrategy, parse_strategy
-from olm.kube.gateway import Conflict, Gateway, GatewayError, NotFound
+from olm.kube.errors import Conflict, GatewayError, NotFound
+from olm.kube.protocol import KubeGateway
 
 log = logging.getLogger("olm.csv")
 
@@ -45,7 +46,7 @@ def now() -> datetime.datetime:
 class CsvController:
     kind = "csv"
 
-    def __init__(self, store: Store, gateway: Gateway, queue: WorkQueue) -> None:
+    def __init__(self, store: Store, gateway: KubeGateway, queue: WorkQueue) -> None:
         self.store = store
         self.gateway = gateway
         self.queue = queue
@@ -114,6 +115,8 @@ class CsvController:
             try:
                 self._apply_metadata(csv, finalizer=True, annotations=plan.annotations)
                 return None
+            except (NotFound, Conflict):
+                raise  # not a refusal of the annotations: the worker retries
             except GatewayError as exc:
                 size = sum(len(k) + len(v) for k, v in (meta.get("annotations") or {}).items())
                 plan = transition(
@@ -134,6 +137,8 @@ class CsvController:
                     self.gateway.delete(
                         "apps/v1", "Deployment", meta["namespace"], orphan, propagation="Foreground"
                     )
+            except (NotFound, Conflict):
+                raise  # the namespace is going, or a race: the worker retries
             except GatewayError as exc:
                 reason = (
                     CsvReason.INSTALL_COMPONENT_FAILED_NO_RETRY

@@ -1,198 +1,244 @@
-"""The InstallPlan controller: approval, then the steps in OLM's execution order (OLM v0 §5.4).
+"""The InstallPlan controller: snapshot -> `olm.installplan.decide.decide` -> gateway.
 
-Invariants: nothing runs before the plan is approved; CRDs are applied first and the rest waits
-until they are Established; an existing CSV is never overwritten by a plan (OLM's rule); every
-step's status is recorded; failures end in `Failed` with the step and the API server's words.
+Invariants:
+- A plan runs at most once. Complete and Failed are terminal; the status that ends a plan is
+  written through to the store, and the uid of every plan this process ended is remembered,
+  so a cached copy that still says Installing (the watch delivers older versions after our
+  own write) can never run it again.
+- Objects are written optimistically: a step's object that the snapshot shows absent is
+  created (409 if it exists after all), one that it shows present is applied with the
+  resourceVersion it was read at (409 if it changed since). A 409 means the snapshot was
+  stale: the step is decided again on fresh data, never written from a stale copy.
+- One status write per reconcile, only when the status changed.
 """
 
 from __future__ import annotations
 
 import datetime
-import json
+import logging
+import threading
 from typing import Any
 
+from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase, StepStatus
 from olm.api.kinds import KINDS, Kind
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
-from olm.csv.status import parse_timestamp, timestamp
-from olm.installplan.crdsafety import (
-    stored_versions_problem,
-    validation_problem,
-    versions_to_check,
+from olm.installplan.crdsafety import versions_to_check
+from olm.installplan.decide import (
+    CRD_KIND,
+    Plan,
+    Ref,
+    Snapshot,
+    Verb,
+    decide,
+    interrupted,
+    step_manifest,
+    step_ref,
 )
-from olm.installplan.steps import Step
-from olm.kube.gateway import Gateway, GatewayError, NotFound
+from olm.installplan.status import status_patch
+from olm.kube.errors import Conflict, GatewayError, NotFound, UnservedKind
+from olm.kube.protocol import KubeGateway
+
+log = logging.getLogger("olm.installplan")
 
 INSTALL_PLAN = KINDS[Kind.INSTALL_PLAN]
-# A plan gives up waiting for its CRDs to be Established after this long (OLM-like deadline).
-API_DEADLINE_SECONDS = 300
-CSV = KINDS[Kind.CLUSTER_SERVICE_VERSION]
+CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
+# Kinds the store watches (all of them, unfiltered): read from there, not from the API server.
+STORE_KINDS = {
+    CSV_KIND: "csv",
+    CRD_KIND: "crd",
+    "ServiceAccount": "serviceaccount",
+    "Role": "role",
+    "RoleBinding": "rolebinding",
+    "ClusterRole": "clusterrole",
+    "ClusterRoleBinding": "clusterrolebinding",
+}
+# Approval, the CRD stage, the CSV stage and the rest: a plan needs at most four decisions.
+MAX_PASSES = 5
+# After a stale snapshot (409), look again after this long, doubling up to the cap.
+STALE_RETRY_SECONDS, STALE_RETRY_CAP = 0.25, 30.0
+# Remembered ended plans are pruned to those still in the store beyond this many.
+FINISHED_LIMIT = 4096
 
 
-def _step(entry: dict[str, Any]) -> Step:
-    resource = entry["resource"]
-    return Step(
-        entry["resolving"],
-        json.loads(resource["manifest"]),
-        resource.get("sourceName", ""),
-        resource.get("sourceNamespace", ""),
-    )
+def now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
 
 
 class InstallPlanController:
     kind = "installplan"
 
-    def __init__(self, store: Store, gateway: Gateway, queue: WorkQueue) -> None:
+    def __init__(self, store: Store, gateway: KubeGateway, queue: WorkQueue) -> None:
         self.store = store
         self.gateway = gateway
         self.queue = queue
+        self._lock = threading.Lock()
+        self._finished: dict[str, str] = {}  # uid -> the terminal phase this process wrote
+        self._stale: dict[str, int] = {}  # uid -> consecutive stale snapshots
 
-    def _status(self, plan: dict[str, Any], status: dict[str, Any]) -> None:
-        meta = plan["metadata"]
-        self.gateway.patch_status(
-            INSTALL_PLAN.api_version,
-            INSTALL_PLAN.kind.value,
-            meta["namespace"],
-            meta["name"],
-            status,
-        )
+    # ----- snapshot ----------------------------------------------------------------------------
+
+    def snapshot(self, plan: dict[str, Any], written: dict[Ref, dict[str, Any]]) -> Snapshot:
+        """Plain data for `decide`: the plan, and the live objects its steps name (what this
+        reconcile wrote first, then the store, then the API server for kinds not cached)."""
+        uid = str(plan["metadata"].get("uid") or "")
+        with self._lock:
+            finished = uid in self._finished
+        status = plan.get("status") or {}
+        objects: dict[Ref, dict[str, Any] | None] = {}
+        unserved: dict[Ref, str] = {}
+        custom_resources: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        if finished or status.get("phase") != InstallPlanPhase.INSTALLING:
+            return Snapshot(plan, now(), finished)
+        for entry in status.get("plan") or []:
+            manifest = step_manifest(entry) if isinstance(entry, dict) else None
+            if manifest is None:
+                continue
+            ref = step_ref(manifest)
+            kind = ref[1]
+            step_done = entry.get("status") in DONE_STEP_STATUSES
+            if ref in written:
+                objects[ref] = written[ref]
+            elif kind in STORE_KINDS:
+                objects[ref] = self.store.get(STORE_KINDS[kind], ref[2], ref[3])
+            elif step_done:
+                continue
+            else:
+                try:
+                    objects[ref] = self.gateway.get(ref[0], kind, ref[2] or None, ref[3])
+                except UnservedKind as exc:
+                    unserved[ref] = str(exc)
+                except NotFound:
+                    objects[ref] = None
+            live = objects.get(ref)
+            if (
+                kind == CRD_KIND
+                and live is not None
+                and not step_done
+                and entry.get("status") != StepStatus.WAITING_FOR_API
+            ):
+                custom_resources.update(self._custom_resources(live, manifest))
+        return Snapshot(plan, now(), finished, objects, unserved, custom_resources)
+
+    def _custom_resources(
+        self, live: dict[str, Any], manifest: dict[str, Any]
+    ) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        """The existing objects of every version a CRD update must keep valid."""
+        spec = manifest.get("spec") or {}
+        plural = (spec.get("names") or {}).get("plural")
+        found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for version in versions_to_check(live, manifest):
+            try:
+                objects = self.gateway.list_path(f"/apis/{spec.get('group')}/{version}/{plural}")
+            except NotFound:
+                objects = []
+            found[(manifest["metadata"]["name"], version)] = objects
+        return found
+
+    # ----- reconcile ---------------------------------------------------------------------------
 
     def reconcile(self, namespace: str, name: str) -> float | None:
-        plan = self.store.get("installplan", namespace, name)
-        if plan is None:
+        plan_object = self.store.get("installplan", namespace, name)
+        if plan_object is None or self._namespace_terminating(namespace):
             return None
-        status = dict(plan.get("status") or {})
-        phase = status.get("phase", "")
-        if phase in ("Complete", "Failed", ""):
-            return None
-        if phase == "RequiresApproval":
-            if (plan.get("spec") or {}).get("approved"):
-                self._status(plan, {"phase": "Installing"})
-            return None
-        entries = list(status.get("plan") or [])
-        crd_indexes = [
-            i for i, e in enumerate(entries) if e["resource"]["kind"] == "CustomResourceDefinition"
-        ]
-        rest = [i for i in range(len(entries)) if i not in crd_indexes]
-        try:
-            for index in crd_indexes:
-                unsafe = self._crd_upgrade_problem(_step(entries[index]).manifest)
-                if unsafe:
-                    raise GatewayError(unsafe, 422)
-                entries[index] = {
-                    **entries[index],
-                    "status": self._apply(_step(entries[index]), namespace),
-                }
-            waiting = [
-                i for i in crd_indexes if not self._established(entries[i]["resource"]["name"])
-            ]
-            if waiting:
-                for index in waiting:
-                    entries[index] = {**entries[index], "status": "WaitingForApi"}
-                started = parse_timestamp(status.get("startTime")) or datetime.datetime.now(
-                    datetime.UTC
-                )
-                if (
-                    datetime.datetime.now(datetime.UTC) - started
-                ).total_seconds() > API_DEADLINE_SECONDS:
-                    names = ", ".join(entries[i]["resource"]["name"] for i in waiting)
-                    message = f"CustomResourceDefinition {names} did not become Established within {API_DEADLINE_SECONDS // 60} minutes; check the CRD's status conditions"
-                    condition = {
-                        "type": "Installed",
-                        "status": "False",
-                        "reason": "InstallComponentFailed",
-                        "message": message,
-                    }
-                    self._status(
-                        plan,
-                        {
-                            "phase": "Failed",
-                            "plan": entries,
-                            "message": message,
-                            "conditions": [condition],
-                        },
-                    )
-                    return None
-                self._status(plan, {"plan": entries, "startTime": timestamp(started)})
-                return 1.0
-            csv_uids: dict[str, str] = {}
-            for index in rest:
-                step = _step(entries[index])
-                entries[index] = {
-                    **entries[index],
-                    "status": self._apply(step, namespace, csv_uids),
-                }
-        except GatewayError as exc:
-            message = f"error creating step {entries[index]['resource']['kind']} {entries[index]['resource']['name']}: {exc}"
-            condition = {
-                "type": "Installed",
-                "status": "False",
-                "reason": "InstallComponentFailed",
-                "message": message,
-            }
-            self._status(
-                plan,
-                {"phase": "Failed", "plan": entries, "message": message, "conditions": [condition]},
-            )
-            return None
-        condition = {"type": "Installed", "status": "True"}
-        self._status(plan, {"phase": "Complete", "plan": entries, "conditions": [condition]})
-        return None
+        current = plan_object
+        written: dict[Ref, dict[str, Any]] = {}
+        event: tuple[str, str, str] | None = None
+        requeue: float | None = None
+        for _ in range(MAX_PASSES):
+            snapshot = self.snapshot(current, written)
+            plan = self._execute(snapshot, decide(snapshot), written)
+            if plan.status is not None:
+                current = {**current, "status": plan.status}
+            event = plan.event or event
+            requeue = plan.requeue_after
+            if not plan.again:
+                break
+        else:
+            requeue = 0.0  # still more to do (never expected): go on after the status write
+        self._write_status(plan_object, current.get("status") or {}, event)
+        return requeue
 
-    def _crd_upgrade_problem(self, new: dict[str, Any]) -> str | None:
-        """OLM's CRD upgrade safety, when the CRD exists already."""
-        existing = self.store.get("crd", "", new["metadata"]["name"])
-        if existing is None:
-            return None
-        problem = stored_versions_problem(existing, new)
-        if problem:
-            return problem
-        spec = new.get("spec") or {}
-        plural = (spec.get("names") or {}).get("plural")
-        for version in versions_to_check(existing, new):
-            objects = self.gateway.list_path(f"/apis/{spec.get('group')}/{version}/{plural}")
-            problem = validation_problem(new, version, objects)
-            if problem:
-                return problem
-        return None
-
-    def _established(self, crd_name: str) -> bool:
-        crd = self.store.get("crd", "", crd_name)
-        conditions = {
-            c.get("type"): c.get("status")
-            for c in ((crd or {}).get("status") or {}).get("conditions") or []
-        }
-        return conditions.get("Established") == "True" and conditions.get("NamesAccepted") == "True"
-
-    def _apply(self, step: Step, namespace: str, csv_uids: dict[str, str] | None = None) -> str:
-        manifest = step.manifest
-        meta = manifest["metadata"]
-        if manifest["kind"] == CSV.kind.value:
+    def _execute(self, snapshot: Snapshot, plan: Plan, written: dict[Ref, dict[str, Any]]) -> Plan:
+        uid = str(snapshot.plan["metadata"].get("uid") or "")
+        for done, action in enumerate(plan.actions):
             try:
-                existing = self.gateway.get(
-                    CSV.api_version, CSV.kind.value, namespace, meta["name"]
-                )
-                if csv_uids is not None:
-                    csv_uids[meta["name"]] = existing["metadata"]["uid"]
-                return "Present"  # OLM never overwrites an existing CSV from a plan
-            except NotFound:
-                # A plain create, as OLM does: the CSV's spec must not be owned by olm-py's
-                # apply field manager, which later applies only the CSV's metadata.
-                created = self.gateway.create(manifest)
-                if csv_uids is not None:
-                    csv_uids[meta["name"]] = created["metadata"]["uid"]
-                return "Created"
-        for owner in meta.get("ownerReferences") or []:
-            if (
-                owner.get("kind") == CSV.kind.value
-                and not owner.get("uid")
-                and csv_uids is not None
-            ):
-                owner["uid"] = csv_uids.get(owner["name"], "")
-        meta["ownerReferences"] = [
-            o for o in meta.get("ownerReferences") or [] if o.get("uid")
-        ] or None
-        if meta["ownerReferences"] is None:
-            del meta["ownerReferences"]
-        self.gateway.apply(manifest)
-        return "Created"
+                if action.verb == Verb.CREATE:
+                    result = self.gateway.create(action.body)
+                else:
+                    result = self.gateway.apply(action.body)
+            except UnservedKind as exc:
+                return interrupted(snapshot, plan, done, str(exc))
+            except (NotFound, Conflict) as exc:
+                # Decided on a stale copy (the object appeared, changed or went since it was
+                # read): keep what was done, and decide again when the cache has caught up.
+                with self._lock:
+                    count = self._stale[uid] = self._stale.get(uid, 0) + 1
+                delay = min(STALE_RETRY_CAP, STALE_RETRY_SECONDS * 2 ** (count - 1))
+                log.info("installplan %s: %s; deciding again in %.2fs", uid, exc, delay)
+                stale = interrupted(snapshot, plan, done)
+                return Plan(stale.actions, stale.status, requeue_after=delay)
+            except GatewayError as exc:
+                return interrupted(snapshot, plan, done, str(exc))
+            written[step_ref(action.body)] = result or action.body
+        with self._lock:
+            self._stale.pop(uid, None)
+        return plan
+
+    def _write_status(
+        self, plan: dict[str, Any], status: dict[str, Any], event: tuple[str, str, str] | None
+    ) -> None:
+        meta = plan["metadata"]
+        patch = status_patch(plan.get("status") or {}, status)
+        if not patch:
+            return
+        try:
+            self.gateway.patch_status(
+                INSTALL_PLAN.api_version,
+                INSTALL_PLAN.kind.value,
+                meta["namespace"],
+                meta["name"],
+                patch,
+            )
+        except NotFound:
+            return
+        # Write through: until the watch brings this write, the cache must not show the old
+        # status (an Installing plan that ran already would run again).
+        cached = self.store.get("installplan", meta["namespace"], meta["name"]) or plan
+        if cached["metadata"].get("uid") == meta.get("uid"):
+            self.store.upsert("installplan", {**cached, "status": status})
+        if status.get("phase") in TERMINAL_PHASES:
+            with self._lock:
+                self._finished[str(meta.get("uid") or "")] = str(status["phase"])
+                if len(self._finished) > FINISHED_LIMIT:
+                    alive = {str(p["metadata"].get("uid")) for p in self.store.items("installplan")}
+                    self._finished = {u: p for u, p in self._finished.items() if u in alive}
+        if event is not None:
+            self._event(plan, *event)
+
+    def _event(self, plan: dict[str, Any], event_type: str, reason: str, message: str) -> None:
+        try:
+            self.gateway.event(
+                {
+                    **plan,
+                    "apiVersion": INSTALL_PLAN.api_version,
+                    "kind": INSTALL_PLAN.kind.value,
+                },
+                event_type,
+                reason,
+                message,
+            )
+        except GatewayError as exc:
+            log.warning(
+                "could not record event %s on %s: %s", reason, plan["metadata"]["name"], exc
+            )
+
+    def _namespace_terminating(self, namespace: str) -> bool:
+        found = self.store.get("namespace", "", namespace)
+        return bool(
+            found
+            and (
+                found["metadata"].get("deletionTimestamp")
+                or (found.get("status") or {}).get("phase") == "Terminating"
+            )
+        )

@@ -1,107 +1,122 @@
-"""The OperatorGroup controller: `status.namespaces`, `olm.providedAPIs`, and the
-MultipleOperatorGroup condition (OLM v0 §4.1-4.2).
+"""The OperatorGroup controller: snapshot -> `olm.groups.decide.decide` -> gateway.
 
-Invariants: status.namespaces is rewritten only when the set of targets changes; the
-providedAPIs annotation is the union of the owned APIs of the group's (non-copied) CSVs; every
-change wakes the CSVs of the namespace, whose annotations follow the group.
+Invariants:
+- Level-triggered and idempotent: the plan comes from the current snapshot only; a second pass
+  over the same snapshot writes nothing.
+- The status write carries the resourceVersion the decision was based on, so a decision made
+  on a stale snapshot is refused (409) and retried; Events follow a successful write only.
+- The CSVs the plan names are woken after the writes. A status write is followed by the
+  group's own watch event, whose pass wakes the CSVs that have not seen the new status.
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
 from typing import Any
 
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Annotation
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
-from olm.csv.phase import is_copy
-from olm.csv.status import timestamp
-from olm.groups.targets import provided_apis, target_namespaces
-from olm.kube.gateway import Conflict, Gateway, NotFound
+from olm.groups.decide import GroupPlan, GroupSnapshot, decide
+from olm.kube.errors import Conflict, GatewayError, NotFound
+from olm.kube.protocol import KubeGateway
+
+log = logging.getLogger("olm.operatorgroup")
 
 OPERATOR_GROUP = KINDS[Kind.OPERATOR_GROUP]
-MULTIPLE_GROUPS = "MultipleOperatorGroup"
+RETRY_STALE_SECONDS = 0.5
+
+
+def _terminating(namespace: dict[str, Any] | None) -> bool:
+    return bool(
+        namespace
+        and (
+            namespace["metadata"].get("deletionTimestamp")
+            or (namespace.get("status") or {}).get("phase") == "Terminating"
+        )
+    )
 
 
 class OperatorGroupController:
     kind = "operatorgroup"
 
-    def __init__(self, store: Store, gateway: Gateway, queue: WorkQueue) -> None:
+    def __init__(self, store: Store, gateway: KubeGateway, queue: WorkQueue) -> None:
         self.store = store
         self.gateway = gateway
         self.queue = queue
 
-    def _wake_csvs(self, namespace: str) -> None:
-        for _, name in self.store.keys("csv", namespace):
-            self.queue.add(("csv", namespace, name))
+    def snapshot(self, namespace: str, name: str) -> GroupSnapshot:
+        return GroupSnapshot(
+            namespace=namespace,
+            name=name,
+            group=self.store.get("operatorgroup", namespace, name),
+            sibling_names=tuple(
+                sorted(key_name for _, key_name in self.store.keys("operatorgroup", namespace))
+            ),
+            namespaces={
+                n["metadata"]["name"]: n["metadata"].get("labels") or {}
+                for n in self.store.items("namespace")
+            },
+            namespace_terminating=_terminating(self.store.get("namespace", "", namespace)),
+            csvs=tuple(self.store.items("csv", namespace)),
+            now=datetime.datetime.now(datetime.UTC),
+        )
 
     def reconcile(self, namespace: str, name: str) -> float | None:
-        group = self.store.get("operatorgroup", namespace, name)
-        self._wake_csvs(namespace)
-        if group is None or group["metadata"].get("deletionTimestamp"):
-            return None
-        space = self.store.get("namespace", "", namespace)
-        if space and space["metadata"].get("deletionTimestamp"):
-            return None  # nothing can be written in a terminating namespace
-        namespaces = {
-            n["metadata"]["name"]: n["metadata"].get("labels") or {}
-            for n in self.store.items("namespace")
-        }
-        targets = target_namespaces(group, namespaces)
-        status = dict(group.get("status") or {})
-        new_status = dict(status)
-        if set(status.get("namespaces") or []) != set(targets) or not status.get("lastUpdated"):
-            new_status["namespaces"] = targets or None
-            new_status["lastUpdated"] = timestamp(datetime.datetime.now(datetime.UTC))
-        siblings = self.store.items("operatorgroup", namespace)
-        conditions = _conditions(status.get("conditions") or [], len(siblings) > 1)
-        if conditions != status.get("conditions"):
-            new_status["conditions"] = conditions
-        if new_status != status:
+        snapshot = self.snapshot(namespace, name)
+        return self._execute(snapshot, decide(snapshot))
+
+    def _execute(self, snapshot: GroupSnapshot, plan: GroupPlan) -> float | None:
+        group, namespace, name = snapshot.group, snapshot.namespace, snapshot.name
+        if group is not None and plan.status is not None:
             try:
                 self.gateway.patch_status(
                     OPERATOR_GROUP.api_version,
                     OPERATOR_GROUP.kind.value,
                     namespace,
                     name,
-                    new_status,
+                    plan.status,
                     resource_version=group["metadata"].get("resourceVersion"),
                 )
             except Conflict:
-                return 0.5
+                return RETRY_STALE_SECONDS  # decided on a stale snapshot; the watch brings it
             except NotFound:
                 return None
-        members = [c for c in self.store.items("csv", namespace) if not is_copy(c)]
-        provided = provided_apis(members)
-        if (group["metadata"].get("annotations") or {}).get(
-            Annotation.PROVIDED_APIS, ""
-        ) != provided:
-            self.gateway.apply(
-                {
-                    "apiVersion": OPERATOR_GROUP.api_version,
-                    "kind": OPERATOR_GROUP.kind.value,
-                    "metadata": {
-                        "name": name,
-                        "namespace": namespace,
-                        "annotations": {Annotation.PROVIDED_APIS.value: provided},
-                    },
-                }
+            for event in plan.events:
+                self._event(dict(group), event.type, event.reason, event.message)
+        if group is not None and plan.provided_apis is not None:
+            try:
+                self.gateway.apply(
+                    {
+                        "apiVersion": OPERATOR_GROUP.api_version,
+                        "kind": OPERATOR_GROUP.kind.value,
+                        "metadata": {
+                            "name": name,
+                            "namespace": namespace,
+                            "annotations": {Annotation.PROVIDED_APIS.value: plan.provided_apis},
+                        },
+                    }
+                )
+            except NotFound:
+                return None
+            except Conflict:
+                return RETRY_STALE_SECONDS
+        for csv in plan.wake_csvs:
+            self.queue.add(("csv", namespace, csv))
+        return plan.requeue_after
+
+    def _event(self, group: dict[str, Any], event_type: str, reason: str, message: str) -> None:
+        try:
+            self.gateway.event(group, event_type, reason, message)
+        except (NotFound, Conflict):
+            pass
+        except GatewayError as exc:
+            log.warning(
+                "could not record event %s on OperatorGroup %s/%s: %s",
+                reason,
+                group["metadata"].get("namespace"),
+                group["metadata"].get("name"),
+                exc,
             )
-        return None
-
-
-def _conditions(existing: list[dict[str, Any]], multiple: bool) -> list[dict[str, Any]] | None:
-    others = [c for c in existing if c.get("type") != MULTIPLE_GROUPS]
-    if not multiple:
-        return others or None
-    current = next((c for c in existing if c.get("type") == MULTIPLE_GROUPS), None)
-    if current is None:
-        current = {
-            "type": MULTIPLE_GROUPS,
-            "status": "True",
-            "reason": "MultipleOperatorGroupsFound",
-            "message": "Multiple OperatorGroup found in the same namespace",
-            "lastTransitionTime": timestamp(datetime.datetime.now(datetime.UTC)),
-        }
-    return [*others, current]

@@ -6,6 +6,8 @@ Invariants:
   is queued again only when that processing is done.
 - `retry(key)` re-adds it after a delay that doubles per consecutive failure (capped);
   `forget(key)` resets that count after a success.
+- Time comes from one injected `clock` (monotonic seconds), so tests drive delays with a fake
+  clock instead of sleeping.
 """
 
 from __future__ import annotations
@@ -14,11 +16,17 @@ import heapq
 import itertools
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 
 class WorkQueue:
-    def __init__(self, base_delay: float = 0.05, max_delay: float = 300.0) -> None:
+    def __init__(
+        self,
+        base_delay: float = 0.05,
+        max_delay: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._clock = clock
         self._lock = threading.Condition()
         self._queue: list[Hashable] = []
         self._queued: set[Hashable] = set()
@@ -48,7 +56,7 @@ class WorkQueue:
             self.add(key)
             return
         with self._lock:
-            heapq.heappush(self._delayed, (time.monotonic() + delay, next(self._counter), key))
+            heapq.heappush(self._delayed, (self._clock() + delay, next(self._counter), key))
             self._lock.notify()
 
     def retry(self, key: Hashable) -> float:
@@ -69,7 +77,7 @@ class WorkQueue:
 
     def _promote_due(self) -> float | None:
         """Move due delayed keys into the queue; return seconds until the next one."""
-        now = time.monotonic()
+        now = self._clock()
         while self._delayed and self._delayed[0][0] <= now:
             _, _, key = heapq.heappop(self._delayed)
             if key in self._processing:
@@ -81,7 +89,7 @@ class WorkQueue:
 
     def get(self, timeout: float | None = None) -> Hashable | None:
         """The next key to process, or None when closed or on timeout."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if timeout is None else self._clock() + timeout
         with self._lock:
             while True:
                 if self._closed:
@@ -93,7 +101,7 @@ class WorkQueue:
                     self._processing.add(key)
                     return key
                 if deadline is not None:
-                    remaining = deadline - time.monotonic()
+                    remaining = deadline - self._clock()
                     if remaining <= 0:
                         return None
                     wait = remaining if wait is None else min(wait, remaining)

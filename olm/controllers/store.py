@@ -1,13 +1,19 @@
 """An in-memory copy of the watched objects, fed by kopf's watch events (an informer cache).
 
-Invariants: the store keeps each object exactly as the watch delivered it and replaces it
-wholesale on the next event; readers get references and must treat them as read-only (the
-pure logic never mutates its inputs), so a read costs no copying however big the objects are.
+Invariants:
+- The store keeps each object exactly as the watch delivered it and replaces it wholesale on
+  the next event; readers get references and must treat them as read-only (the pure logic
+  never mutates its inputs), so a read costs no copying however big the objects are.
+- `synced` is set once every watched kind has been listed completely (the sync barrier): no
+  worker reconciles before it, so no decision is made on a half-loaded cache after a restart.
+- `retain` purges what a relist no longer shows (objects deleted during a watch gap), but only
+  entries that have not changed since the relist began, so a concurrent watch event always wins.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Collection
 from typing import Any
 
 Key = tuple[str, str]  # (namespace or "", name)
@@ -17,12 +23,17 @@ class Store:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
+        self.synced = threading.Event()
 
-    def upsert(self, kind: str, obj: dict[str, Any]) -> None:
+    def upsert(self, kind: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """Keep `obj`; return the entry it replaced (None when it is new)."""
         meta = obj.get("metadata") or {}
         key = (meta.get("namespace") or "", meta.get("name") or "")
         with self._lock:
-            self._objects.setdefault(kind, {})[key] = obj
+            objects = self._objects.setdefault(kind, {})
+            old = objects.get(key)
+            objects[key] = obj
+        return old
 
     def delete(self, kind: str, namespace: str, name: str) -> None:
         with self._lock:
@@ -44,3 +55,22 @@ class Store:
                 for key in self._objects.get(kind, {})
                 if namespace is None or key[0] == namespace
             ]
+
+    def snapshot(self, kind: str) -> dict[Key, dict[str, Any]]:
+        """The entries of one kind as they are now (taken before a relist starts)."""
+        with self._lock:
+            return dict(self._objects.get(kind, {}))
+
+    def retain(
+        self, kind: str, before: dict[Key, dict[str, Any]], listed: Collection[Key]
+    ) -> list[Key]:
+        """Drop entries of `before` that the relist did not show and that no event touched
+        since; return the purged keys."""
+        purged = []
+        with self._lock:
+            objects = self._objects.get(kind, {})
+            for key, obj in before.items():
+                if key not in listed and objects.get(key) is obj:
+                    del objects[key]
+                    purged.append(key)
+        return purged

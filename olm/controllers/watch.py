@@ -1,21 +1,32 @@
 """What olm-py watches, and which keys each change wakes. kopf owns the watch streams.
 
-Invariant: only `@kopf.on.event` handlers are registered, so kopf writes nothing to any
-object (no annotations, no finalizers, no status). Handlers only update the store and
-enqueue keys; all work happens in the workers.
+Invariants:
+- Only `@kopf.index` and `@kopf.on.event` handlers are registered, so kopf writes nothing to
+  any object (no annotations, no finalizers, no status). Handlers only update the store and
+  enqueue keys; all work happens in the workers.
+- The sync barrier: every watched kind has an index handler that fills the store. kopf calls
+  no event handler before every kind's initial listing has been indexed, so the first event
+  handler call proves the store complete: it sets `store.synced` and wakes every object once.
+  Before that, nothing is enqueued, so no decision is ever made on a half-loaded cache.
+- A change wakes only what depends on the parts that changed: an event that carries the
+  resourceVersion already stored (a relist after a watch restart) wakes nothing, and a
+  status-only change of a CSV does not wake its OperatorGroup.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import kopf
 
 from olm.api.labels import Label
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
+
+log = logging.getLogger("olm.watch")
 
 WorkKey = tuple[str, str, str]  # (controller kind, namespace, name)
 
@@ -27,6 +38,17 @@ class Watched:
     version: str
     plural: str
     labels: dict[str, Any] | None = None
+
+    @property
+    def path(self) -> str:
+        """The REST list path of this kind (all namespaces)."""
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{prefix}/{self.plural}"
+
+    @property
+    def selector(self) -> str:
+        """The label selector the watch uses, as a query string value ('' for none)."""
+        return ",".join(sorted((self.labels or {}).keys()))
 
 
 WATCHED: tuple[Watched, ...] = (
@@ -46,14 +68,53 @@ WATCHED: tuple[Watched, ...] = (
     Watched("catalogsource", "operators.coreos.com", "v1alpha1", "catalogsources"),
 )
 
+# The controllers' own kinds, re-enqueued by every resync; Subscriptions resolve per namespace.
+RESYNCED = ("operatorgroup", "csv", "catalogsource", "installplan")
 
-def related_keys(kind: str, obj: dict[str, Any], store: Store) -> list[WorkKey]:
-    """The work a change of `obj` makes necessary."""
+
+def _identity(obj: dict[str, Any] | None) -> dict[str, Any]:
+    """The parts of an object other than its status (what a status-only write leaves alone)."""
+    if obj is None:
+        return {}
+    meta = obj.get("metadata") or {}
+    return {
+        "spec": obj.get("spec"),
+        "labels": meta.get("labels"),
+        "annotations": meta.get("annotations"),
+        "ownerReferences": meta.get("ownerReferences"),
+        "finalizers": meta.get("finalizers"),
+        "deletionTimestamp": meta.get("deletionTimestamp"),
+    }
+
+
+def unchanged(old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
+    """True when the event carries exactly what the store already holds."""
+    if old is None or new is None:
+        return False
+    old_rv = (old.get("metadata") or {}).get("resourceVersion")
+    return bool(old_rv) and old_rv == (new.get("metadata") or {}).get("resourceVersion")
+
+
+def related_keys(
+    kind: str,
+    obj: dict[str, Any],
+    store: Store,
+    old: dict[str, Any] | None = None,
+    *,
+    deleted: bool = False,
+) -> list[WorkKey]:
+    """The work a change of `obj` (from `old`; None when new) makes necessary."""
     meta = obj.get("metadata") or {}
     namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+    status_only = not deleted and old is not None and _identity(old) == _identity(obj)
 
     def csvs(ns: str | None) -> list[WorkKey]:
         return [("csv", key_ns, key_name) for key_ns, key_name in store.keys("csv", ns)]
+
+    def groups() -> list[WorkKey]:
+        return [
+            ("operatorgroup", namespace, og) for _, og in store.keys("operatorgroup", namespace)
+        ]
 
     if kind == "subscription":
         return [("namespace", "", namespace)]
@@ -63,9 +124,8 @@ def related_keys(kind: str, obj: dict[str, Any], store: Store) -> list[WorkKey]:
         return [("catalogsource", namespace, name)]
     if kind == "csv":
         keys: list[WorkKey] = [("csv", namespace, name), ("namespace", "", namespace)]
-        keys += [
-            ("operatorgroup", namespace, og) for _, og in store.keys("operatorgroup", namespace)
-        ]
+        if not status_only:  # a group reads its CSVs' owned APIs, never their status
+            keys += groups()
         replaces = (obj.get("spec") or {}).get("replaces")
         for other in store.items("csv", namespace):
             other_name = other["metadata"]["name"]
@@ -73,46 +133,120 @@ def related_keys(kind: str, obj: dict[str, Any], store: Store) -> list[WorkKey]:
                 keys.append(("csv", namespace, other_name))
         return keys
     if kind == "operatorgroup":
-        siblings = [
-            ("operatorgroup", namespace, og) for _, og in store.keys("operatorgroup", namespace)
-        ]
-        return [("operatorgroup", namespace, name), *siblings]
+        # Siblings only care that a group came or went (MultipleOperatorGroup); the CSVs of
+        # the namespace follow the group's targets and annotations.
+        keys = [("operatorgroup", namespace, name)]
+        if old is None or deleted:
+            keys += groups()
+        return keys + csvs(namespace)
     if kind == "deployment":
         labels = meta.get("labels") or {}
         owner, owner_ns = labels.get(Label.OWNER), labels.get(Label.OWNER_NAMESPACE)
         return [("csv", owner_ns, owner)] if owner and owner_ns else []
     if kind == "namespace":
-        return [("operatorgroup", ns, og) for ns, og in store.keys("operatorgroup")]
+        return [
+            ("operatorgroup", group["metadata"]["namespace"], group["metadata"]["name"])
+            for group in store.items("operatorgroup")
+            if _targets_may_change(group, name)
+        ]
     if kind in ("serviceaccount", "role", "rolebinding", "operatorcondition"):
         return csvs(namespace)
     return csvs(None)  # crd, clusterrole, clusterrolebinding: cluster-wide
+
+
+def _targets_may_change(group: dict[str, Any], namespace: str) -> bool:
+    """Whether a change of `namespace` can change what `group` says: a group in it, a group
+    that names it, or a group that selects namespaces by label. A global group's
+    status.namespaces is [""] whatever namespaces come and go."""
+    spec = group.get("spec") or {}
+    return (
+        group["metadata"].get("namespace") == namespace
+        or namespace in (spec.get("targetNamespaces") or [])
+        or spec.get("selector") is not None
+    )
+
+
+def resync_keys(store: Store) -> list[WorkKey]:
+    """Every key a full resync wakes: each object of the controllers' kinds, and each
+    namespace that has Subscriptions."""
+    keys: list[WorkKey] = [
+        (kind, namespace, name) for kind in RESYNCED for namespace, name in store.keys(kind)
+    ]
+    keys += [("namespace", "", ns) for ns in sorted({ns for ns, _ in store.keys("subscription")})]
+    return keys
+
+
+class Lister(Protocol):
+    def list_keys(self, path: str, selector: str = "") -> list[tuple[str, str]]: ...
+
+
+def relist(store: Store, lister: Lister, watched: Iterable[Watched] = WATCHED) -> int:
+    """List every watched kind again and purge what disappeared during a watch gap (kopf's
+    watch resumes or relists without reporting deletions it missed). Returns the purge count."""
+    purged = 0
+    for kind in watched:
+        before = store.snapshot(kind.kind)
+        listed = set(lister.list_keys(kind.path, kind.selector))
+        gone = store.retain(kind.kind, before, listed)
+        if gone:
+            log.info("relist: %d %s object(s) were deleted while unwatched", len(gone), kind.kind)
+        purged += len(gone)
+    return purged
 
 
 def register(registry: kopf.OperatorRegistry, store: Store, queue: WorkQueue) -> None:
     # Credentials come from the same kubeconfig (or in-cluster account) as our own client.
     kopf.on.login(registry=registry, id="login")(kopf.login_via_client)
     for watched in WATCHED:
-        handler = _make_handler(watched.kind, store, queue)
         resource = (
             (watched.group, watched.version, watched.plural)
             if watched.group
             else (watched.version, watched.plural)
         )
+        kopf.index(*resource, labels=watched.labels, registry=registry, id=f"index-{watched.kind}")(
+            _make_indexer(watched.kind, store)
+        )
         kopf.on.event(
             *resource, labels=watched.labels, registry=registry, id=f"watch-{watched.kind}"
-        )(handler)
+        )(_make_handler(watched.kind, store, queue))
+
+
+def _make_indexer(kind: str, store: Store) -> Callable[..., None]:
+    def index(body: Any, **_: Any) -> None:
+        # Returning None indexes nothing in kopf: the store is the one cache.
+        if not store.synced.is_set():
+            store.upsert(kind, dict(body))
+
+    index.__name__ = f"index_{kind}"
+    return index
+
+
+def open_barrier(store: Store, queue: WorkQueue) -> None:
+    """Mark the store synced and wake every object once (idempotent)."""
+    if store.synced.is_set():
+        return
+    store.synced.set()
+    keys = resync_keys(store)
+    log.info("caches synced; reconciling %d objects", len(keys))
+    for key in keys:
+        queue.add(key)
 
 
 def _make_handler(kind: str, store: Store, queue: WorkQueue) -> Callable[..., None]:
     def on_event(event: dict[str, Any], **_: Any) -> None:
+        # kopf calls event handlers only once every kind's listing is indexed (see above).
+        open_barrier(store, queue)
         obj = event.get("object") or {}
         meta = obj.get("metadata") or {}
         if event.get("type") == "DELETED":
-            keys = related_keys(kind, obj, store)
+            old = store.get(kind, meta.get("namespace") or "", meta.get("name") or "")
+            keys = related_keys(kind, obj, store, old, deleted=True)
             store.delete(kind, meta.get("namespace") or "", meta.get("name") or "")
         else:
-            store.upsert(kind, obj)
-            keys = related_keys(kind, obj, store)
+            old = store.upsert(kind, obj)
+            if unchanged(old, obj):
+                return
+            keys = related_keys(kind, obj, store, old)
         for key in keys:
             queue.add(key)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from olm.api.csv import GROUP_FAILURE_REASONS, INSTALL_TIMEOUT_SECONDS, CsvPhase, CsvReason
 from olm.api.labels import Annotation, Label
+from olm.api.views import CsvView
 from olm.csv.definitions import definition_problem
 from olm.csv.requirements import RequirementInputs, check_requirements, unmet_summary
 from olm.csv.status import parse_timestamp, same_phase, set_phase
@@ -182,19 +183,14 @@ def _chain(world: World) -> set[str]:
     return names
 
 
-def _owned_crds(csv: dict[str, Any]) -> set[str]:
-    owned = ((csv.get("spec") or {}).get("customresourcedefinitions") or {}).get("owned") or []
-    return {item.get("name", "") for item in owned}
-
-
 def _owner_conflict(world: World) -> str | None:
-    mine = _owned_crds(world.csv)
+    mine = CsvView.of(world.csv).owned_crd_names
     chain = _chain(world)
     for other in world.csvs.values():
         other_name = other["metadata"]["name"]
         if other_name in chain or is_copy(other):
             continue
-        shared = mine & _owned_crds(other)
+        shared = mine & CsvView.of(other).owned_crd_names
         if shared:
             return f"conflicting CRD owner in namespace: {', '.join(sorted(shared))} is also owned by ClusterServiceVersion {other_name}"
     return None

@@ -1,7 +1,8 @@
 """The CSV requirement checks that fill `status.requirementStatus` (OLM v0 §2.3).
 
-Order of entries: minKubeVersion, CRDs (owned and required, sorted by name), nativeAPIs,
-ServiceAccounts (sorted). Each entry says what is wrong in OLM's words.
+Order of entries: spec.version (only when it is not a version), minKubeVersion, CRDs (owned
+and required, sorted by name), nativeAPIs, ServiceAccounts (sorted). Each entry says what is
+wrong in OLM's words.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.api.csv import RequirementState, RuleState
+from olm.api.views import CsvView
+from olm.catalog.semver import SemverError, parse_tolerant
 from olm.csv.rbac import RbacSnapshot, granted_rules, rule_satisfied
 from olm.install.strategy import Strategy
 
@@ -48,6 +51,31 @@ def _entry(
     return entry
 
 
+def _version(csv: dict[str, Any]) -> list[dict[str, Any]]:
+    """OLM v0 reads spec.version with blang/semver ParseTolerant and cannot even decode a CSV
+    whose version does not parse (the CSV never gets a status); olm-py keeps it Pending and
+    says why. A missing version is fine (OLM reads it as 0.0.0); a valid one adds no entry."""
+    version = (csv.get("spec") or {}).get("version")
+    if version is None:
+        return []
+    try:
+        parse_tolerant(str(version))
+        return []
+    except SemverError:
+        pass
+    return [
+        _entry(
+            "operators.coreos.com",
+            "v1alpha1",
+            "ClusterServiceVersion",
+            csv["metadata"]["name"],
+            RequirementState.PRESENT_NOT_SATISFIED,
+            f"CSV version parsing error: spec.version {version!r} is not a semantic version: "
+            "set it to MAJOR.MINOR.PATCH, e.g. 1.0.0",
+        )
+    ]
+
+
 def _min_kube(csv: dict[str, Any], server_version: str) -> list[dict[str, Any]]:
     wanted = (csv.get("spec") or {}).get("minKubeVersion")
     if not wanted:
@@ -81,12 +109,9 @@ def _min_kube(csv: dict[str, Any], server_version: str) -> list[dict[str, Any]]:
 
 
 def _crds(csv: dict[str, Any], crds: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    described = (csv.get("spec") or {}).get("customresourcedefinitions") or {}
-    wanted: dict[str, dict[str, Any]] = {}
-    for item in described.get("required") or []:
-        wanted[item.get("name", "")] = item
-    for item in described.get("owned") or []:
-        wanted[item.get("name", "")] = item
+    view = CsvView.of(csv)
+    # An owned CRD is also required; its owned description wins when both list it.
+    wanted = {c.name: c for c in (*view.required_crds, *view.owned_crds)}
     entries = []
     for name in sorted(wanted):
         args = ("apiextensions.k8s.io", "v1", "CustomResourceDefinition", name)
@@ -94,7 +119,7 @@ def _crds(csv: dict[str, Any], crds: dict[str, dict[str, Any]]) -> list[dict[str
         if crd is None:
             entries.append(_entry(*args, RequirementState.NOT_PRESENT, "CRD is not present"))
             continue
-        version = wanted[name].get("version")
+        version = wanted[name].version
         served = {v.get("name") for v in crd.get("spec", {}).get("versions", []) if v.get("served")}
         if version and version not in served:
             entries.append(_entry(*args, RequirementState.NOT_PRESENT, "CRD version not served"))
@@ -192,6 +217,7 @@ def check_requirements(
 ) -> tuple[bool, list[dict[str, Any]]]:
     """(all met, requirementStatus entries)."""
     entries = [
+        *_version(csv),
         *_min_kube(csv, inputs.server_version),
         *_crds(csv, inputs.crds),
         *_native_apis(csv, inputs.served_kinds),

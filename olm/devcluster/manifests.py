@@ -1,17 +1,17 @@
 """Install olm-py's own manifests (CRDs, namespaces, the global OperatorGroup) into a cluster.
 
 Invariant: applying is idempotent (server-side apply), and the namespaced objects are only
-applied once every CRD is Established, so they never race their own types.
+applied once every CRD is Established, so they never race their own types. The manifests are
+found through the package (`olm.data.MANIFESTS`), so an installed wheel installs the same CRDs.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from olm.data import MANIFESTS as MANIFESTS  # re-exported: the demo and benchmarks read it here
 from olm.devcluster.cluster import DevCluster
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-MANIFESTS = REPO_ROOT / "manifests"
 FIELD_MANAGER = "olm-py"
 
 

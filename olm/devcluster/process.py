@@ -3,6 +3,9 @@
 Invariant: a recorded process is only signalled while its PID still refers to the same
 process we started (same kernel start time and executable), so a PID reused by an unrelated
 process after a crash is never touched.
+
+`stop` takes its clock as a parameter (default `time.monotonic`) so tests can expire the grace
+period without waiting for it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,16 +96,18 @@ def spawn(
     return child, ProcessRecord(name, child.pid, ticks if ticks is not None else -1, argv[0])
 
 
-def stop(record: ProcessRecord, grace: float = 10.0) -> None:
-    """SIGTERM the recorded process, then SIGKILL it if it outlives `grace` seconds."""
+def stop(
+    record: ProcessRecord, grace: float = 10.0, clock: Callable[[], float] = time.monotonic
+) -> None:
+    """SIGTERM the recorded process, then SIGKILL it if it outlives `grace` seconds of `clock`."""
     if not is_running(record):
         return
     try:
         os.kill(record.pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
+    deadline = clock() + grace
+    while clock() < deadline:
         _reap(record.pid)
         if not is_running(record):
             return

@@ -6,6 +6,7 @@ namespaces, written as [""]; `olm.targetNamespaces` is the sorted targets joined
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from olm.api.csv import CsvReason
@@ -14,7 +15,7 @@ from olm.api.labels import Annotation
 ALL_NAMESPACES = ""
 
 
-def _selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+def _selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
     for key, value in (selector.get("matchLabels") or {}).items():
         if labels.get(key) != value:
             return False
@@ -36,12 +37,18 @@ def _selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     return True
 
 
-def target_namespaces(group: dict[str, Any], namespaces: dict[str, dict[str, str]]) -> list[str]:
-    """The group's targets; `namespaces` maps every namespace name to its labels."""
+def target_namespaces(
+    group: Mapping[str, Any], namespaces: Mapping[str, Mapping[str, str]]
+) -> list[str]:
+    """The group's targets; `namespaces` maps every namespace name to its labels.
+
+    spec.targetNamespaces is taken as written, existing or not (as OLM); its "" entries, which
+    OLM refuses, are dropped here and reported by the group's decision.
+    """
     spec = group.get("spec") or {}
-    explicit = spec.get("targetNamespaces")
+    explicit = [t for t in spec.get("targetNamespaces") or [] if isinstance(t, str)]
     if explicit:
-        return sorted(set(explicit))
+        return sorted({t for t in explicit if t})
     selector = spec.get("selector")
     if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
         return [ALL_NAMESPACES]
@@ -50,7 +57,7 @@ def target_namespaces(group: dict[str, Any], namespaces: dict[str, dict[str, str
     )
 
 
-def csv_annotations(group: dict[str, Any], targets: list[str]) -> dict[str, str]:
+def csv_annotations(group: Mapping[str, Any], targets: list[str]) -> dict[str, str]:
     return {
         Annotation.OPERATOR_GROUP: group["metadata"]["name"],
         Annotation.OPERATOR_NAMESPACE: group["metadata"]["namespace"],

@@ -16,6 +16,7 @@ from typing import Any
 
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import OPERATOR_CONDITION_ENV, Label
+from olm.api.views import owner_reference
 from olm.install.strategy import DeploymentSpecEntry
 
 
@@ -32,17 +33,6 @@ def owner_labels(csv_name: str, namespace: str) -> dict[str, str]:
         Label.OWNER: csv_name,
         Label.OWNER_NAMESPACE: namespace,
         Label.OWNER_KIND: Kind.CLUSTER_SERVICE_VERSION.value,
-    }
-
-
-def owner_reference(csv: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": KINDS[Kind.CLUSTER_SERVICE_VERSION].api_version,
-        "kind": Kind.CLUSTER_SERVICE_VERSION.value,
-        "name": csv["metadata"]["name"],
-        "uid": csv["metadata"]["uid"],
-        "controller": False,
-        "blockOwnerDeletion": False,
     }
 
 
@@ -76,7 +66,7 @@ def render_deployment(csv: dict[str, Any], entry: DeploymentSpecEntry) -> dict[s
             "name": entry.name,
             "namespace": meta["namespace"],
             "labels": labels,
-            "ownerReferences": [owner_reference(csv)],
+            "ownerReferences": [owner_reference(csv, kind=KINDS[Kind.CLUSTER_SERVICE_VERSION])],
         },
         "spec": spec,
     }

@@ -3,6 +3,10 @@
 Invariant: `parse_strategy` either returns a fully checked `Strategy` or raises
 `InvalidStrategy` whose message names the field path and the fix; the phase machine turns that
 into `Failed/InvalidInstallStrategy`.
+
+Where olm-py is stricter than OLM v0: a `deployment` strategy with no `spec.install.spec` at
+all is invalid (OLM reads it as zero deployments and reports Succeeded with nothing
+installed). An explicit `spec.install.spec.deployments: []` still installs nothing, as in OLM.
 """
 
 from __future__ import annotations
@@ -47,6 +51,15 @@ def _require_mapping(value: Any, path: str) -> dict[str, Any]:
     return value
 
 
+def _require_list(parent: dict[str, Any], key: str, path: str) -> list[Any]:
+    value = parent.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidStrategy(f"{path}.{key} must be a list, got {type(value).__name__}")
+    return value
+
+
 def parse_strategy(csv: dict[str, Any]) -> Strategy:
     spec = csv.get("spec") or {}
     install = spec.get("install")
@@ -59,10 +72,17 @@ def parse_strategy(csv: dict[str, Any]) -> Strategy:
             f"unrecognized install strategy {name!r} at spec.install.strategy: "
             f"the only supported strategy is {DEPLOYMENT_STRATEGY!r}"
         )
-    body = _require_mapping(install.get("spec") or {}, "spec.install.spec")
+    if install.get("spec") is None:
+        raise InvalidStrategy(
+            "spec.install.spec is missing: a deployment install strategy needs "
+            "spec.install.spec.deployments (the operator's Deployments) and the permissions "
+            "of their service accounts; for a CSV that installs no Deployment, set "
+            "spec.install.spec.deployments: []"
+        )
+    body = _require_mapping(install["spec"], "spec.install.spec")
     deployments = []
     seen = set()
-    for index, entry in enumerate(body.get("deployments") or []):
+    for index, entry in enumerate(_require_list(body, "deployments", "spec.install.spec")):
         path = f"spec.install.spec.deployments[{index}]"
         entry = _require_mapping(entry, path)
         dep_name = entry.get("name")
@@ -75,17 +95,18 @@ def parse_strategy(csv: dict[str, Any]) -> Strategy:
         seen.add(dep_name)
         dep_spec = _require_mapping(entry.get("spec"), f"{path}.spec")
         _check_deployment_spec(dep_spec, f"{path}.spec")
-        labels = entry.get("label") or {}
+        labels = _require_mapping(entry.get("label") or {}, f"{path}.label")
         deployments.append(DeploymentSpecEntry(dep_name, dep_spec, dict(labels)))
     permissions = []
     for key, cluster in (("permissions", False), ("clusterPermissions", True)):
-        for index, entry in enumerate(body.get(key) or []):
+        for index, entry in enumerate(_require_list(body, key, "spec.install.spec")):
             path = f"spec.install.spec.{key}[{index}]"
             entry = _require_mapping(entry, path)
             account = entry.get("serviceAccountName")
             if not isinstance(account, str) or not account:
                 raise InvalidStrategy(f"{path}.serviceAccountName is missing")
-            permissions.append(Permission(account, list(entry.get("rules") or []), cluster))
+            rules = _require_list(entry, "rules", path)
+            permissions.append(Permission(account, list(rules), cluster))
     return Strategy(deployments, permissions)
 
 

@@ -9,6 +9,7 @@ Each problem names the CRD, the resource and the field, in OLM's words.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
@@ -87,4 +88,22 @@ def validation_problem(
                 f'error validating existing CRs against new CRD\'s schema for "{name}": error validating '
                 f'{group}/{version}, Kind={kind} "{where}": updated validation is too restrictive: {field}: {error.message}'
             )
+    return None
+
+
+def crd_upgrade_problem(
+    live: Mapping[str, Any],
+    new: Mapping[str, Any],
+    custom_resources: Mapping[tuple[str, str], list[dict[str, Any]]],
+) -> str | None:
+    """OLM's CRD upgrade safety for an existing CRD (§3.4), over the listed custom resources."""
+    existing, manifest = dict(live), dict(new)
+    problem = stored_versions_problem(existing, manifest)
+    if problem:
+        return problem
+    name = str((new.get("metadata") or {}).get("name", ""))
+    for version in versions_to_check(existing, manifest):
+        problem = validation_problem(manifest, version, custom_resources.get((name, version), []))
+        if problem:
+            return problem
     return None

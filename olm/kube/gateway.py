@@ -1,79 +1,61 @@
-"""The gateway: every write olm-py makes to the API server goes through here.
+"""The gateway: every request olm-py makes to the API server goes through here.
 
 Invariants:
-- Owned objects are written with server-side apply, field manager `olm-py`, conflicts forced.
+- Owned objects are written with server-side apply under the gateway's field manager
+  (`olm-py` unless the constructor is told otherwise), conflicts forced; creates, patches and
+  status writes name the same field manager.
 - Status is written through the status subresource, and only when the caller saw a change.
+- Every body is serialized by `olm.kube.wire.encode_body` (UTF-8, any Unicode as itself), never
+  by the kubernetes client, whose ASCII escapes the API server's YAML reader refuses.
+- Every failure is a `GatewayError` (`NotFound` and `Conflict` are subclasses).
 - Nothing here decides anything; callers pass complete objects or patches.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime
-import json
 import threading
 import time
 from typing import Any
 
+import urllib3
 from kubernetes import client
+from kubernetes.client import rest
 from kubernetes.client.exceptions import ApiException
 
 from olm.api.kinds import GROUP, KINDS, Kind
-from olm.api.labels import EVENT_SOURCE, FIELD_MANAGER
+from olm.api.labels import FIELD_MANAGER
+from olm.kube.errors import Conflict, GatewayError, NotFound, UnservedKind
+from olm.kube.events import event_body, utc_now
+from olm.kube.protocol import APPLY_PATCH, MERGE_PATCH, KubeGateway
+from olm.kube.resources import RESOURCES, api_prefix, path_for, register_resource
+from olm.kube.wire import decode_body, encode_body
 
-# (apiVersion, kind) -> (plural, namespaced) for every kind olm-py reads or writes.
-RESOURCES: dict[tuple[str, str], tuple[str, bool]] = {
-    ("apps/v1", "Deployment"): ("deployments", True),
-    ("v1", "ServiceAccount"): ("serviceaccounts", True),
-    ("v1", "Namespace"): ("namespaces", False),
-    ("v1", "Event"): ("events", True),
-    ("v1", "Pod"): ("pods", True),
-    ("v1", "ConfigMap"): ("configmaps", True),
-    ("rbac.authorization.k8s.io/v1", "Role"): ("roles", True),
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"): ("rolebindings", True),
-    ("rbac.authorization.k8s.io/v1", "ClusterRole"): ("clusterroles", False),
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): ("clusterrolebindings", False),
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): ("customresourcedefinitions", False),
-    **{
-        (info.api_version, info.kind.value): (info.plural, info.namespaced)
-        for info in KINDS.values()
-    },
-}
-
-
-def register_resource(api_version: str, kind: str, plural: str, namespaced: bool) -> None:
-    """Teach the gateway a kind it does not know (e.g. an operator's own CRD)."""
-    RESOURCES[(api_version, kind)] = (plural, namespaced)
-
-
-class NotFound(LookupError):
-    pass
-
-
-class Conflict(RuntimeError):
-    pass
-
-
-class GatewayError(RuntimeError):
-    """A write the API server refused; `status` is the HTTP status."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def path_for(api_version: str, kind: str, namespace: str | None, name: str | None = None) -> str:
-    plural, namespaced = RESOURCES[(api_version, kind)]
-    prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-    scope = f"/namespaces/{namespace}" if namespaced and namespace else ""
-    return f"{prefix}{scope}/{plural}" + (f"/{name}" if name else "")
-
-
-class UnservedKind(GatewayError):
-    """The API server does not serve this apiVersion/kind."""
+__all__ = [
+    "CSV_API_VERSION",
+    "OPERATOR_GROUP_API_VERSION",
+    "RESOURCES",
+    "Conflict",
+    "Gateway",
+    "GatewayError",
+    "KubeGateway",
+    "NotFound",
+    "UnservedKind",
+    "path_for",
+    "register_resource",
+]
 
 
 class Gateway:
+    """`KubeGateway` over a kubernetes `ApiClient`."""
+
+    def __init__(self, api: client.ApiClient, field_manager: str = FIELD_MANAGER) -> None:
+        self.api = api
+        self.field_manager = field_manager
+        self._discovery: tuple[float, frozenset[tuple[str, str, str]]] | None = None
+        self._version: str | None = None
+        self._lock = threading.Lock()
+
     def _path(
         self, api_version: str, kind: str, namespace: str | None, name: str | None = None
     ) -> str:
@@ -93,10 +75,9 @@ class Gateway:
         return path_for(api_version, kind, namespace, name)
 
     def _discover(self, api_version: str) -> None:
-        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
         try:
-            listing = self._call("GET", prefix)
-        except (NotFound, GatewayError):
+            listing = self._call("GET", api_prefix(api_version))
+        except GatewayError:
             return
         for resource in listing.get("resources", []):
             if "/" not in resource["name"]:
@@ -104,12 +85,6 @@ class Gateway:
                     (api_version, resource["kind"]),
                     (resource["name"], bool(resource.get("namespaced"))),
                 )
-
-    def __init__(self, api: client.ApiClient) -> None:
-        self.api = api
-        self._discovery: tuple[float, frozenset[tuple[str, str, str]]] | None = None
-        self._version: str | None = None
-        self._lock = threading.Lock()
 
     def _call(
         self,
@@ -119,18 +94,18 @@ class Gateway:
         content_type: str = "application/json",
         query: list[tuple[str, str]] | None = None,
     ) -> Any:
-        method_, url, headers, body_, post = self.api.param_serialize(
+        method_, url, headers, _, _ = self.api.param_serialize(
             method,
             path,
             query_params=query or [],
             header_params={"Content-Type": content_type, "Accept": "application/json"},
-            body=body,
             auth_settings=["BearerToken"],
         )
         try:
-            response = self.api.call_api(
-                method_, url, header_params=headers, body=body_, post_params=post
-            )
+            if body is None:
+                response = self.api.call_api(method_, url, header_params=headers)
+            else:
+                response = self._send(method_, url, headers, encode_body(body))
         except ApiException as exc:
             raise GatewayError(f"{method} {path} failed: {exc}", exc.status or 0) from exc
         data = response.read()
@@ -142,20 +117,35 @@ class Gateway:
             raise GatewayError(
                 f"{method} {path} failed ({response.status}): {_message(data)}", response.status
             )
-        return json.loads(data) if data else None
+        return decode_body(data)
+
+    def _send(self, method: str, url: str, headers: dict[str, str], body: bytes) -> Any:
+        """Send an already serialized body. The client's own `request` would re-serialize any
+        JSON content type with `json.dumps`, so this goes to its connection pool directly,
+        as `request` does (same pool, TLS, proxy and error mapping)."""
+        try:
+            raw = self.api.rest_client.pool_manager.request(
+                method, url, body=body, headers=headers, preload_content=False
+            )
+        except urllib3.exceptions.SSLError as exc:
+            raise ApiException(status=0, reason=f"{type(exc).__name__}\n{exc}") from exc
+        return rest.RESTResponse(raw)
+
+    def _manager(self) -> list[tuple[str, str]]:
+        return [("fieldManager", self.field_manager)]
 
     # ----- writes ------------------------------------------------------------------------------
 
     def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """Server-side apply `obj` as field manager olm-py, forcing conflicts."""
+        """Server-side apply `obj` under the gateway's field manager, forcing conflicts."""
         meta = obj["metadata"]
         path = self._path(obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])
         result: dict[str, Any] = self._call(
             "PATCH",
             path,
             body=obj,
-            content_type="application/apply-patch+yaml",
-            query=[("fieldManager", FIELD_MANAGER), ("force", "true")],
+            content_type=APPLY_PATCH,
+            query=[*self._manager(), ("force", "true")],
         )
         return result
 
@@ -163,7 +153,10 @@ class Gateway:
         """POST a new object (e.g. with generateName); returns it as created."""
         meta = obj["metadata"]
         result: dict[str, Any] = self._call(
-            "POST", self._path(obj["apiVersion"], obj["kind"], meta.get("namespace")), body=obj
+            "POST",
+            self._path(obj["apiVersion"], obj["kind"], meta.get("namespace")),
+            body=obj,
+            query=self._manager(),
         )
         return result
 
@@ -181,7 +174,7 @@ class Gateway:
         body: dict[str, Any] = {"status": status}
         if resource_version:
             body["metadata"] = {"resourceVersion": resource_version}
-        self._call("PATCH", path, body=body, content_type="application/merge-patch+json")
+        self._call("PATCH", path, body=body, content_type=MERGE_PATCH, query=self._manager())
 
     def patch(
         self,
@@ -190,13 +183,17 @@ class Gateway:
         namespace: str | None,
         name: str,
         patch: Any,
-        content_type: str = "application/merge-patch+json",
+        content_type: str = MERGE_PATCH,
     ) -> None:
+        query = self._manager()
+        if content_type == APPLY_PATCH:
+            query.append(("force", "true"))
         self._call(
             "PATCH",
             self._path(api_version, kind, namespace, name),
             body=patch,
             content_type=content_type,
+            query=query,
         )
 
     def delete(
@@ -215,33 +212,9 @@ class Gateway:
             )
 
     def event(self, involved: dict[str, Any], event_type: str, reason: str, message: str) -> None:
-        meta = involved["metadata"]
-        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        body: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {
-                "generateName": f"{meta['name']}.",
-                "namespace": meta.get("namespace") or "default",
-            },
-            "involvedObject": {
-                "apiVersion": involved["apiVersion"],
-                "kind": involved["kind"],
-                "name": meta["name"],
-                "namespace": meta.get("namespace"),
-                "uid": meta.get("uid"),
-                "resourceVersion": meta.get("resourceVersion"),
-            },
-            "reason": reason,
-            "message": message[:1024],
-            "type": event_type,
-            "source": {"component": EVENT_SOURCE},
-            "reportingComponent": EVENT_SOURCE,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        }
-        self._call("POST", self._path("v1", "Event", meta.get("namespace") or "default"), body=body)
+        namespace = involved["metadata"].get("namespace") or "default"
+        body = event_body(involved, event_type, reason, message, utc_now())
+        self._call("POST", self._path("v1", "Event", namespace), body=body, query=self._manager())
 
     # ----- reads -------------------------------------------------------------------------------
 
@@ -260,6 +233,15 @@ class Gateway:
         query = [("labelSelector", selector)] if selector else []
         listing = self._call("GET", self._path(api_version, kind, namespace), query=query)
         return [item["metadata"]["name"] for item in listing.get("items", [])]
+
+    def list_keys(self, path: str, selector: str = "") -> list[tuple[str, str]]:
+        """(namespace or "", name) of every object at a list path (the relist of a cache)."""
+        query = [("labelSelector", selector)] if selector else []
+        listing = self._call("GET", path, query=query)
+        return [
+            (item["metadata"].get("namespace") or "", item["metadata"]["name"])
+            for item in listing.get("items", [])
+        ]
 
     def server_version(self) -> str:
         if self._version is None:
@@ -287,9 +269,13 @@ class Gateway:
 
 def _message(data: bytes | None) -> str:
     try:
-        return str(json.loads(data or b"{}").get("message", data))
-    except (TypeError, ValueError):
+        return str(decode_body(data or b"{}").get("message", data))
+    except (AttributeError, TypeError, ValueError):
         return str(data)
+
+
+def _conforms(gateway: Gateway) -> KubeGateway:
+    return gateway  # mypy checks here that Gateway implements the protocol
 
 
 CSV_API_VERSION = f"{GROUP}/v1alpha1"

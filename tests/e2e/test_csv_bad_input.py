@@ -102,6 +102,46 @@ CASES = [
         "Failed/InstallComponentFailed",
         ["metadata.annotations", "Make metadata.annotations smaller"],
     ),
+    Case(
+        "no-install-spec",
+        minimal_csv("no-install-spec", install={"strategy": "deployment"}),
+        "Failed/InvalidInstallStrategy",
+        ["spec.install.spec is missing", "spec.install.spec.deployments"],
+    ),
+    Case(
+        "no-deployments-on-purpose",
+        minimal_csv(
+            "installs-nothing", install={"strategy": "deployment", "spec": {"deployments": []}}
+        ),
+        "Succeeded/InstallSucceeded",
+        [],
+    ),
+    Case(
+        "version-not-semver",
+        minimal_csv("bad-version", version="not-a-semver"),
+        "Pending/RequirementsNotMet",
+        ["spec.version 'not-a-semver'", "MAJOR.MINOR.PATCH"],
+    ),
+    Case(
+        "container-port-out-of-range",
+        with_deployment_spec(
+            minimal_csv("port-70000"),
+            template={
+                "metadata": {"labels": {"app": "port-70000"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "manager",
+                            "image": "registry.invalid/tiny:1",
+                            "ports": [{"containerPort": 70000}],
+                        }
+                    ]
+                },
+            },
+        ),
+        "Failed/InstallComponentFailed",
+        ["install strategy failed", "containerPort"],
+    ),
     Case("healthy-neighbour", minimal_csv("fine"), "Succeeded/InstallSucceeded", []),
 ]
 

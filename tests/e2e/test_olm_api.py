@@ -119,9 +119,7 @@ def test_olm_category_and_global_operator_group(control_plane: ControlPlane) -> 
     ).stdout.split()
     assert sorted(resources) == sorted(info.crd_name for info in KINDS.values())
     group = control_plane.get_json("operatorgroup", "global-operators", "-n", "operators")
-    assert group["spec"]["upgradeStrategy"] == {"name": "Default"}, (
-        "the CRD defaults the upgrade strategy"
-    )
+    assert group["spec"]["upgradeStrategy"] == "Default", "the CRD defaults the upgrade strategy"
     assert control_plane.get_json("namespace", "olm")["metadata"]["name"] == "olm"
 
 

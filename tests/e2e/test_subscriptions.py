@@ -428,3 +428,120 @@ def test_the_story_with_opm_serve_as_the_catalog(
     finally:
         opm.terminate()
         opm.wait(10)
+
+
+def condition(plane: ControlPlane, namespace: str, kind: str) -> dict[str, Any] | None:
+    conditions = (subscription(plane, namespace).get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c["type"] == kind), None)
+
+
+def test_a_subscription_to_a_catalog_that_does_not_exist_says_so(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str
+) -> None:
+    operator_group(control_plane, namespace)
+    subscribe(control_plane, namespace, "Automatic", source="no-such-catalog")
+    unhealthy = wait_for(
+        lambda: (
+            (c := condition(control_plane, namespace, "CatalogSourcesUnhealthy"))
+            and c["status"] == "True"
+            and c
+        ),
+        what="CatalogSourcesUnhealthy",
+    )
+    assert unhealthy["reason"] == "UnhealthyCatalogSourceFound"
+    assert unhealthy["message"] == "targeted catalogsource olm/no-such-catalog missing"
+    failed = wait_for(
+        lambda: condition(control_plane, namespace, "ResolutionFailed"), what="ResolutionFailed"
+    )
+    assert "Fix spec.source" in failed["message"]
+    assert plans(control_plane, namespace) == []
+
+
+def test_a_plan_waiting_for_approval_shows_as_install_plan_pending(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str
+) -> None:
+    plane = control_plane
+    operator_group(plane, namespace)
+    subscribe(plane, namespace, "Manual", startingCSV=OLD)
+    first = plan_for(plane, namespace, OLD)
+    pending = wait_for(
+        lambda: (
+            (c := condition(plane, namespace, "InstallPlanPending"))
+            and c["reason"] == "RequiresApproval"
+            and c
+        ),
+        what="InstallPlanPending/RequiresApproval",
+    )
+    assert pending["status"] == "True" and "spec.approved" in pending["message"]
+    assert subscription(plane, namespace)["status"]["state"] == "UpgradePending"
+    approve(plane, namespace, first)
+    wait_for(
+        lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
+        timeout=90,
+        what=f"{OLD} Succeeded",
+    )
+    # The next hop waits for approval again, and says so about its own plan.
+    second = plan_for(plane, namespace, NEW)
+    wait_for(
+        lambda: (
+            subscription(plane, namespace)["status"].get("installPlanRef", {}).get("name")
+            == second["metadata"]["name"]
+            and (condition(plane, namespace, "InstallPlanPending") or {}).get("reason")
+            == "RequiresApproval"
+        ),
+        what="InstallPlanPending for the 0.0.2 plan",
+    )
+    assert [p["spec"]["clusterServiceVersionNames"] for p in plans(plane, namespace)].count(
+        [OLD]
+    ) == 1
+
+
+def test_a_plan_created_just_before_olm_stopped_is_adopted_after_the_restart(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str
+) -> None:
+    """olm-py created an InstallPlan and stopped before writing its status (and before the
+    Subscription pointed at it). After the restart that plan is used: it gets its steps and
+    runs; no second plan is made for the same CSV."""
+    plane = control_plane
+    operator_group(plane, namespace)
+    olm_operator.stop()
+    try:
+        subscribe(plane, namespace, "Automatic", startingCSV=OLD)
+        uid = subscription(plane, namespace)["metadata"]["uid"]
+        left = {
+            "apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "InstallPlan",
+            "metadata": {
+                "name": "install-left1",
+                "ownerReferences": [
+                    {
+                        "apiVersion": "operators.coreos.com/v1alpha1",
+                        "kind": "Subscription",
+                        "name": "memcached",
+                        "uid": uid,
+                        "controller": False,
+                        "blockOwnerDeletion": False,
+                    }
+                ],
+            },
+            "spec": {
+                "clusterServiceVersionNames": [OLD],
+                "approval": "Automatic",
+                "approved": True,
+                "generation": 1,
+            },
+        }
+        plane.kubectl("create", "-n", namespace, "-f", "-", stdin=json.dumps(left))
+    finally:
+        olm_operator.start()
+    wait_for(
+        lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+        timeout=150,
+        what=f"{NEW} Succeeded after the restart",
+    )
+    adopted = plane.get_json("installplan.operators.coreos.com", "install-left1", "-n", namespace)
+    assert adopted["status"]["phase"] == "Complete"
+    assert adopted["status"]["plan"][0]["resource"]["kind"] == "ClusterServiceVersion"
+    names = [p["spec"]["clusterServiceVersionNames"] for p in plans(plane, namespace)]
+    assert names.count([OLD]) == 1 and names.count([NEW]) == 1, names
+    assert all(p.get("status", {}).get("phase") for p in plans(plane, namespace))

@@ -1,11 +1,27 @@
-"""The work queue: de-duplication, one worker per key, backoff."""
+"""The work queue: de-duplication, one worker per key, backoff.
+
+Time is a fake clock the tests move by hand; `get(timeout=0)` never waits, so no test sleeps or
+measures wall-clock time.
+"""
 
 from __future__ import annotations
 
 import threading
-import time
+
+import pytest
 
 from olm.controllers.queue import WorkQueue
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 def test_a_queued_key_is_queued_once() -> None:
@@ -18,11 +34,18 @@ def test_a_queued_key_is_queued_once() -> None:
 def test_a_key_added_while_processing_comes_back_after_done() -> None:
     queue = WorkQueue()
     queue.add("a")
-    assert queue.get(timeout=1) == "a"
+    assert queue.get(timeout=0) == "a"
     queue.add("a")
-    assert queue.get(timeout=0.05) is None, "never handed to a second worker while processing"
+    assert queue.get(timeout=0) is None, "never handed to a second worker while processing"
     queue.done("a")
-    assert queue.get(timeout=1) == "a"
+    assert queue.get(timeout=0) == "a"
+
+
+def test_keys_come_out_in_the_order_they_were_added() -> None:
+    queue = WorkQueue()
+    for key in ("b", "a", "c", "a"):
+        queue.add(key)
+    assert [queue.get(timeout=0) for _ in range(4)] == ["b", "a", "c", None]
 
 
 def test_retry_backs_off_exponentially_and_forget_resets() -> None:
@@ -33,12 +56,66 @@ def test_retry_backs_off_exponentially_and_forget_resets() -> None:
     assert queue.retry("k") == 0.01
 
 
-def test_delayed_keys_arrive_after_their_delay() -> None:
+def test_backoff_is_capped() -> None:
+    queue = WorkQueue(base_delay=1, max_delay=5)
+    assert [queue.retry("k") for _ in range(5)] == [1, 2, 4, 5, 5]
+    assert queue.failures("k") == 5
+
+
+@pytest.mark.parametrize(
+    ("elapsed", "expected"),
+    [(0.0, None), (9.999, None), (10.0, "late"), (60.0, "late")],
+)
+def test_a_delayed_key_arrives_once_its_delay_has_passed(elapsed: float, expected: str) -> None:
+    clock = FakeClock()
+    queue = WorkQueue(clock=clock)
+    queue.add_after("late", 10)
+    clock.advance(elapsed)
+    assert queue.get(timeout=0) == expected
+
+
+def test_delayed_keys_arrive_in_due_order_and_a_due_key_joins_the_back_of_the_queue() -> None:
+    clock = FakeClock()
+    queue = WorkQueue(clock=clock)
+    queue.add_after("second", 2)
+    queue.add_after("first", 1)
+    queue.add("now")
+    clock.advance(2)
+    assert [queue.get(timeout=0) for _ in range(4)] == ["now", "first", "second", None]
+
+
+def test_a_retried_key_waits_for_its_backoff() -> None:
+    clock = FakeClock()
+    queue = WorkQueue(base_delay=1, clock=clock)
+    queue.add("k")
+    assert queue.get(timeout=0) == "k"
+    queue.retry("k")
+    queue.done("k")
+    assert queue.get(timeout=0) is None
+    clock.advance(1)
+    assert queue.get(timeout=0) == "k"
+
+
+def test_a_key_that_falls_due_while_processing_comes_back_after_done() -> None:
+    clock = FakeClock()
+    queue = WorkQueue(clock=clock)
+    queue.add("k")
+    assert queue.get(timeout=0) == "k"
+    queue.add_after("k", 1)
+    clock.advance(1)
+    assert queue.get(timeout=0) is None, "never handed to a second worker while processing"
+    queue.done("k")
+    assert queue.get(timeout=0) == "k"
+
+
+def test_a_blocked_worker_wakes_when_a_key_is_added() -> None:
     queue = WorkQueue()
-    started = time.monotonic()
-    queue.add_after("late", 0.1)
-    assert queue.get(timeout=2) == "late"
-    assert time.monotonic() - started >= 0.09
+    results: list[object] = []
+    worker = threading.Thread(target=lambda: results.append(queue.get()))
+    worker.start()
+    queue.add("a")
+    worker.join(10)
+    assert results == ["a"]
 
 
 def test_close_releases_waiting_workers() -> None:
@@ -47,5 +124,6 @@ def test_close_releases_waiting_workers() -> None:
     worker = threading.Thread(target=lambda: results.append(queue.get()))
     worker.start()
     queue.close()
-    worker.join(2)
+    worker.join(10)
     assert results == [None]
+    assert queue.get(timeout=0) is None, "a closed queue hands out nothing"

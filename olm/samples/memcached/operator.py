@@ -133,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     # OLM's targetNamespaces (via WATCH_NAMESPACE), else the operator's own namespace.
     watch = os.environ.get("WATCH_NAMESPACE") or os.environ.get("POD_NAMESPACE", "")
     namespaces = [n for n in watch.split(",") if n]
-    reconciler = MemcachedReconciler(Gateway(api_client()), args.version)
+    reconciler = MemcachedReconciler(
+        Gateway(api_client(), field_manager=FIELD_MANAGER), args.version
+    )
     registry = kopf.OperatorRegistry()
     register(registry, reconciler)
     settings = kopf.OperatorSettings()

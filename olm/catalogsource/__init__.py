@@ -1,0 +1,1 @@
+"""CatalogSources: what to read, how to explain failures, and the status (pure)."""

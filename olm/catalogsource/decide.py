@@ -1,0 +1,218 @@
+"""The CatalogSource decision (OLM v0 §5.6): what reading the catalog gave -> status, cache
+entry, Event and when to look again.
+
+The controller asks `what_to_read(source)` (olm.catalogsource.source), reads it (gRPC or a
+ConfigMap), turns any error into a `Failure`, and calls `decide(snapshot, fetched)`.
+
+Status written (only the fields below, only when one differs):
+- `connectionState{address, lastObservedState, lastConnect}` for address catalogs:
+  READY when the catalog was read, TRANSIENT_FAILURE otherwise; `lastConnect` moves when the
+  state becomes READY or the address changes;
+- `configMapReference{name, namespace, uid, resourceVersion, lastUpdateTime}` for ConfigMap
+  catalogs, `lastUpdateTime` moving when the ConfigMap does;
+- `reason`/`message`: SpecInvalidError, ConfigMapError, RegistryServerError or
+  InvalidIntervalError with a sentence naming the field or address and the fix; cleared when
+  all is well;
+- `latestImageRegistryPoll` the first time the catalog is read.
+
+Invariants: pure; a source whose status already says everything gets a plan with no status,
+so polling a steady catalog writes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from olm.api.catalogsource import CatalogSourceReason, ConnectionState
+from olm.catalog.model import Catalog
+from olm.catalogsource.failures import Failure, FailureKind, failure_message, reason_for
+from olm.catalogsource.source import (
+    ReadConfigMap,
+    ReadRegistry,
+    SpecInvalid,
+    poll_seconds,
+    what_to_read,
+)
+
+WARNING = "Warning"
+
+
+def timestamp(now: datetime.datetime) -> str:
+    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Cached:
+    """A catalog as the Subscription controller's resolver reads it."""
+
+    catalog: Catalog
+    fingerprint: int
+    priority: int
+
+
+@dataclass(frozen=True)
+class SourceSnapshot:
+    namespace: str
+    name: str
+    source: Mapping[str, Any] | None  # None once deleted
+    now: datetime.datetime
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What reading the catalog gave: a catalog, or a failure (never both)."""
+
+    catalog: Catalog | None = None
+    failure: Failure | None = None
+    configmap: Mapping[str, Any] | None = None  # the ConfigMap read, for configMapReference
+
+
+@dataclass(frozen=True)
+class SourceEvent:
+    type: str
+    reason: str
+    message: str
+
+
+@dataclass
+class SourcePlan:
+    status: dict[str, Any] | None = None  # a merge patch of status (None values delete)
+    cache: Cached | None = None  # put this entry in the catalog cache
+    drop: bool = False  # drop the source's entry from the catalog cache
+    event: SourceEvent | None = None
+    requeue_after: float | None = None
+
+
+def fingerprint(catalog: Catalog) -> int:
+    """What resolution depends on: packages, defaults, channel graphs, bundle versions and
+    properties. Cheap next to rendering the whole catalog, which a poll would do every 30 s."""
+    return hash(
+        tuple(
+            (
+                package.name,
+                package.default_channel,
+                tuple(
+                    (
+                        c.name,
+                        tuple(
+                            (e.name, e.replaces, tuple(e.skips), e.skip_range) for e in c.entries
+                        ),
+                    )
+                    for c in package.channels.values()
+                ),
+                tuple((b.name, b.version, len(b.properties)) for b in package.bundles.values()),
+            )
+            for package in sorted(catalog.packages.values(), key=lambda p: p.name)
+        )
+    )
+
+
+def priority_of(spec: Mapping[str, Any]) -> int:
+    try:
+        return int(spec.get("priority") or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _catalog_failure(read: ReadRegistry | ReadConfigMap, catalog: Catalog) -> Failure | None:
+    """A catalog read with errors in it is not served: say which."""
+    errors = [p for p in catalog.problems if p.level == "error"]
+    if not errors:
+        return None
+    kind = (
+        FailureKind.CONFIGMAP_INVALID if isinstance(read, ReadConfigMap) else FailureKind.UNREADABLE
+    )
+    first = errors[0]
+    return Failure(kind, detail="; ".join(str(p) for p in errors), summary=first.message)
+
+
+def _connection(
+    previous: Mapping[str, Any], address: str, state: ConnectionState, now: datetime.datetime
+) -> dict[str, Any]:
+    moved = (
+        (state is ConnectionState.READY and previous.get("lastObservedState") != state)
+        or previous.get("address") != address
+        or not previous.get("lastConnect")
+    )
+    return {
+        "address": address,
+        "lastObservedState": state.value,
+        "lastConnect": timestamp(now) if moved else previous["lastConnect"],
+    }
+
+
+def _configmap_reference(
+    previous: Mapping[str, Any], configmap: Mapping[str, Any], now: datetime.datetime
+) -> dict[str, Any]:
+    meta = configmap.get("metadata") or {}
+    reference = {
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace"),
+        "uid": meta.get("uid"),
+        "resourceVersion": meta.get("resourceVersion"),
+    }
+    same = all(previous.get(k) == v for k, v in reference.items())
+    reference["lastUpdateTime"] = (
+        previous.get("lastUpdateTime")
+        if same and previous.get("lastUpdateTime")
+        else timestamp(now)
+    )
+    return reference
+
+
+def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
+    source = snapshot.source
+    if source is None or (source.get("metadata") or {}).get("deletionTimestamp"):
+        return SourcePlan(drop=True)
+    spec = source.get("spec") or {}
+    status = source.get("status") or {}
+    interval, interval_problem = poll_seconds(spec)
+    read = what_to_read(source)
+    wanted: dict[str, Any] = {"connectionState": None, "configMapReference": None}
+    plan = SourcePlan(requeue_after=interval)
+    reason: CatalogSourceReason | None = None
+    message: str | None = None
+    if isinstance(read, SpecInvalid):
+        reason, message = CatalogSourceReason.SPEC_INVALID_ERROR, read.message
+        plan.drop, plan.requeue_after = True, None  # a spec change wakes it
+    else:
+        catalog, failure = fetched.catalog, fetched.failure
+        if catalog is not None and failure is None:
+            failure = _catalog_failure(read, catalog)
+        if catalog is None and failure is None:
+            failure = Failure(FailureKind.UNREADABLE, detail="no catalog and no error")
+        where = read.address if isinstance(read, ReadRegistry) else read.name
+        if isinstance(read, ReadRegistry):
+            wanted["connectionState"] = _connection(
+                status.get("connectionState") or {},
+                read.address,
+                ConnectionState.TRANSIENT_FAILURE if failure else ConnectionState.READY,
+                snapshot.now,
+            )
+        if isinstance(read, ReadConfigMap) and fetched.configmap is not None:
+            wanted["configMapReference"] = _configmap_reference(
+                status.get("configMapReference") or {}, fetched.configmap, snapshot.now
+            )
+        if failure is not None:
+            reason = reason_for(failure)
+            message = failure_message(snapshot.namespace, snapshot.name, where, failure)
+            plan.drop = True
+        elif catalog is not None:
+            plan.cache = Cached(catalog, fingerprint(catalog), priority_of(spec))
+            if status.get("latestImageRegistryPoll") is None:
+                wanted["latestImageRegistryPoll"] = timestamp(snapshot.now)
+    if reason is None and interval_problem:
+        reason, message = CatalogSourceReason.INVALID_INTERVAL_ERROR, interval_problem
+    wanted["reason"] = reason.value if reason else None
+    wanted["message"] = message
+    changed = {k: v for k, v in wanted.items() if status.get(k) != v}
+    if changed:
+        plan.status = changed
+        if reason is not None and (
+            status.get("reason") != reason.value or status.get("message") != message
+        ):
+            plan.event = SourceEvent(WARNING, reason.value, message or "")
+    return plan

@@ -1,0 +1,129 @@
+"""What a CatalogSource's spec asks olm-py to read (OLM v0 §5.6 step 1, "Validate"), and how
+often (`spec.updateStrategy.registryPoll.interval`, a Go duration).
+
+Invariants: pure; every spec gets exactly one answer: read a registry at an address, read a
+ConfigMap, or a SpecInvalidError sentence naming the field and the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from olm.api.catalogsource import SourceType
+
+# olm-py polls address and ConfigMap catalogs this often unless the spec says otherwise.
+DEFAULT_POLL_SECONDS = 30.0
+MIN_POLL_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class ReadRegistry:
+    """Read the catalog over operator-registry's gRPC API at `address` (host:port)."""
+
+    address: str
+
+
+@dataclass(frozen=True)
+class ReadConfigMap:
+    """Read the catalog from the ConfigMap `name` in the CatalogSource's namespace."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class SpecInvalid:
+    """Nothing to read: the spec is wrong (or asks for what olm-py does not do)."""
+
+    message: str
+
+
+Read = ReadRegistry | ReadConfigMap | SpecInvalid
+
+SERVE_HINT = (
+    "serve the catalog (olm catalog serve or opm serve) and set spec.address to its host:port"
+)
+
+
+def what_to_read(source: Mapping[str, Any]) -> Read:
+    spec = source.get("spec") or {}
+    kind = spec.get("sourceType")
+    if kind == SourceType.GRPC:
+        address = spec.get("address")
+        if isinstance(address, str) and address.strip():
+            return ReadRegistry(address.strip())
+        if spec.get("image"):
+            return SpecInvalid(
+                "spec.image needs a registry pod, which olm-py does not run yet: " + SERVE_HINT
+            )
+        return SpecInvalid(
+            "image and address unset: at least one must be set for sourcetype: grpc; " + SERVE_HINT
+        )
+    if kind in (SourceType.CONFIGMAP, SourceType.INTERNAL):
+        name = spec.get("configMap")
+        if isinstance(name, str) and name.strip():
+            return ReadConfigMap(name.strip())
+        return SpecInvalid(
+            f"configmap name unset: must be set for sourcetype: {kind}; set spec.configMap to "
+            "the name of the ConfigMap that holds the catalog"
+        )
+    shown = repr(kind) if kind else "(empty)"
+    return SpecInvalid(
+        f"spec.sourceType {shown} is not one of grpc, configmap, internal: use grpc with "
+        "spec.address, or configmap with spec.configMap"
+    )
+
+
+_UNITS = {
+    "h": 3600.0,
+    "m": 60.0,
+    "s": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ns": 1e-9,
+}
+_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|us|µs|μs|ns|h|m|s)")
+
+
+def parse_duration(text: str) -> float | None:
+    """A Go duration (`time.ParseDuration`: "30s", "1h30m", "1.5m", "0") in seconds, or None."""
+    body = text[1:] if text[:1] in "+-" else text
+    if body == "0":
+        return 0.0
+    if not body:
+        return None
+    total, position = 0.0, 0
+    for match in _PART.finditer(body):
+        if match.start() != position:
+            return None
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        position = match.end()
+    if position != len(body):
+        return None
+    return -total if text.startswith("-") else total
+
+
+def poll_seconds(spec: Mapping[str, Any]) -> tuple[float, str]:
+    """How often to read the catalog, and a sentence when the interval is not usable."""
+    raw = ((spec.get("updateStrategy") or {}).get("registryPoll") or {}).get("interval")
+    if raw is None or raw == "":
+        return DEFAULT_POLL_SECONDS, ""
+    text = str(raw)
+    seconds = parse_duration(text)
+    if seconds is None:
+        return (
+            DEFAULT_POLL_SECONDS,
+            f"spec.updateStrategy.registryPoll.interval {text!r} is not a duration like 30s or "
+            f"10m; using {DEFAULT_POLL_SECONDS:.0f}s",
+        )
+    if seconds <= 0:
+        return (
+            DEFAULT_POLL_SECONDS,
+            f"spec.updateStrategy.registryPoll.interval {text!r} must be longer than 0; using "
+            f"{DEFAULT_POLL_SECONDS:.0f}s",
+        )
+    return max(MIN_POLL_SECONDS, seconds), ""

@@ -1,0 +1,357 @@
+"""The InstallPlan phase machine (OLM v0 §5.4): a snapshot in, the writes and the status out.
+
+Phases: a plan with no phase belongs to its Subscription (which writes the first status); a
+plan nobody made that way (no Subscription owns it) fails with an explanation. RequiresApproval
+waits for `spec.approved`; Installing runs the steps; Complete and Failed are terminal.
+
+Installing runs in stages, each on a fresh snapshot (the controller decides again right after
+carrying out a stage, in the same reconcile):
+1. CRDs: created (WaitingForApi, then Created once Established and NamesAccepted) or, when
+   they exist, checked for upgrade safety (§3.4) and updated (Present). Nothing else runs
+   until every CRD of the plan is Established; after `API_DEADLINE_SECONDS` the plan fails.
+2. CSVs: created (Created), or left exactly as they are when they exist (Present; a plan
+   never overwrites a CSV).
+3. Everything else, once the CSVs exist (their uids go into the owner references): created
+   when absent (Created); when present, updated with its live owners kept (Present), and not
+   written at all when it already has what the step sets.
+A step already Present or Created is never run again, and a plan that reached Complete or
+Failed, or that this process already finished (`Snapshot.finished`), runs nothing at all.
+
+Invariants: pure (reads only its argument); running it again over what it produced decides
+nothing new; every failure a user can fix ends in `Failed` with a message naming the step or
+the field, and the fix.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from olm.api.installplan import (
+    API_DEADLINE_SECONDS,
+    DONE_STEP_STATUSES,
+    TERMINAL_PHASES,
+    ConditionStatus,
+    InstallPlanConditionType,
+    InstallPlanPhase,
+    InstallPlanReason,
+    StepStatus,
+)
+from olm.api.kinds import KINDS, Kind
+from olm.csv.status import parse_timestamp, timestamp
+from olm.installplan.crdsafety import crd_upgrade_problem
+from olm.installplan.objects import (
+    contains,
+    is_established,
+    resolve_owners,
+    update_for,
+    with_resource_version,
+)
+from olm.installplan.status import failed_status, set_condition
+
+CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
+SUBSCRIPTION_KIND = KINDS[Kind.SUBSCRIPTION].kind.value
+CRD_KIND = "CustomResourceDefinition"
+# How soon to look again while CRDs become Established.
+WAIT_FOR_API_SECONDS = 1.0
+
+Ref = tuple[str, str, str, str]  # (apiVersion, kind, namespace or "", name) of a step's object
+
+
+class Verb(StrEnum):
+    CREATE = "create"  # a plain create: refused (409) when the object exists after all
+    APPLY = "apply"  # server-side apply
+
+
+@dataclass(frozen=True)
+class Action:
+    """One write: the step at `index` of status.plan gets `result` once `body` is written."""
+
+    index: int
+    verb: Verb
+    body: dict[str, Any]
+    result: StepStatus
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    plan: dict[str, Any]
+    now: datetime.datetime
+    # This process already wrote Complete or Failed for this plan (its cached copy may lag).
+    finished: bool = False
+    # The live object each step names, None when absent (CSVs and CRDs always, others while
+    # their step is not done).
+    objects: Mapping[Ref, dict[str, Any] | None] = field(default_factory=dict)
+    # Steps whose apiVersion/kind the API server does not serve, with its words.
+    unserved: Mapping[Ref, str] = field(default_factory=dict)
+    # (CRD name, version) -> the existing custom resources of that version (CRD upgrade safety).
+    custom_resources: Mapping[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Plan:
+    actions: tuple[Action, ...] = ()
+    # The status once every action succeeded; None leaves it as it is.
+    status: dict[str, Any] | None = None
+    # Decide again right after the actions, on a fresh snapshot (the next stage needs them).
+    again: bool = False
+    requeue_after: float | None = None
+    # (type, reason, message) of an Event to record with the status.
+    event: tuple[str, str, str] | None = None
+
+
+def step_manifest(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The object a status.plan entry writes, or None when the entry does not hold one."""
+    resource = entry.get("resource")
+    if not isinstance(resource, Mapping):
+        return None
+    try:
+        manifest = json.loads(resource.get("manifest") or "")
+    except (TypeError, ValueError):
+        return None
+    if (
+        not isinstance(manifest, dict)
+        or not manifest.get("kind")
+        or not manifest.get("apiVersion")
+        or not isinstance(manifest.get("metadata"), dict)
+        or not manifest["metadata"].get("name")
+    ):
+        return None
+    return manifest
+
+
+def step_ref(manifest: Mapping[str, Any]) -> Ref:
+    meta = manifest.get("metadata") or {}
+    return (
+        str(manifest.get("apiVersion", "")),
+        str(manifest.get("kind", "")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name", "")),
+    )
+
+
+def owned_by_subscription(plan: Mapping[str, Any]) -> bool:
+    return any(
+        owner.get("kind") == SUBSCRIPTION_KIND
+        for owner in (plan.get("metadata") or {}).get("ownerReferences") or []
+    )
+
+
+def hand_made_message(plan: Mapping[str, Any]) -> str:
+    names = ", ".join((plan.get("spec") or {}).get("clusterServiceVersionNames") or []) or "none"
+    return (
+        "this InstallPlan has no steps to run (status.plan is empty) and no Subscription owns it "
+        f"(spec.clusterServiceVersionNames: {names}). InstallPlans are made by Subscriptions, "
+        "which resolve the operator from a catalog and write the steps: create a Subscription "
+        "for the operator's package instead, and delete this InstallPlan"
+    )
+
+
+NO_STEPS_MESSAGE = (
+    "this InstallPlan has no steps to run (status.plan is empty). InstallPlans are made by "
+    "Subscriptions: delete it, and the Subscription resolves again and makes a new one"
+)
+
+
+def _fail(
+    status: Mapping[str, Any],
+    message: str,
+    now: datetime.datetime,
+    reason: InstallPlanReason = InstallPlanReason.INSTALL_COMPONENT_FAILED,
+) -> Plan:
+    return Plan(
+        status=failed_status(status, message, reason, now),
+        event=("Warning", reason.value, message),
+    )
+
+
+def step_error(manifest: Mapping[str, Any], error: str) -> str:
+    return f"error creating step {manifest.get('kind', '')} {step_ref(manifest)[3]}: {error}"
+
+
+# ----- the phase machine ----------------------------------------------------------------------
+
+
+def decide(snapshot: Snapshot) -> Plan:
+    plan = snapshot.plan
+    status = plan.get("status") or {}
+    phase = status.get("phase") or InstallPlanPhase.NONE.value
+    if snapshot.finished or phase in TERMINAL_PHASES:
+        return Plan()
+    if phase == InstallPlanPhase.NONE:
+        if owned_by_subscription(plan):
+            return Plan()  # its Subscription writes the first status (and adopts it after a crash)
+        return _fail(
+            {**status, "plan": []},
+            hand_made_message(plan),
+            snapshot.now,
+            InstallPlanReason.PLAN_UNKNOWN,
+        )
+    if phase == InstallPlanPhase.REQUIRES_APPROVAL:
+        if (plan.get("spec") or {}).get("approved") is True:
+            return Plan(status={**status, "phase": InstallPlanPhase.INSTALLING.value}, again=True)
+        return Plan()
+    if phase == InstallPlanPhase.INSTALLING:
+        return _install(snapshot, status)
+    return Plan()  # Planning (OLM never sets it) is not a state olm-py moves a plan out of
+
+
+def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
+    now = snapshot.now
+    entries = [dict(e) if isinstance(e, Mapping) else {} for e in status.get("plan") or []]
+    if not entries:
+        return _fail(status, NO_STEPS_MESSAGE, now, InstallPlanReason.PLAN_UNKNOWN)
+    new: dict[str, Any] = {**status, "plan": entries}
+    started = parse_timestamp(status.get("startTime"))
+    if started is None:
+        started = now
+        new["startTime"] = timestamp(now)
+    manifests: list[dict[str, Any]] = []
+    for index, entry in enumerate(entries):
+        manifest = step_manifest(entry)
+        if manifest is None:
+            return _fail(
+                new,
+                f"status.plan[{index}].resource.manifest is not a Kubernetes object "
+                "(JSON with apiVersion, kind and metadata.name); InstallPlans are made by "
+                "Subscriptions: delete this one and the Subscription makes a new one",
+                now,
+                InstallPlanReason.PLAN_UNKNOWN,
+            )
+        manifests.append(manifest)
+    actions: list[Action] = []
+
+    def done(index: int) -> bool:
+        return entries[index].get("status") in DONE_STEP_STATUSES
+
+    def mark(index: int, result: StepStatus) -> None:
+        entries[index] = {**entries[index], "status": result.value}
+
+    def stage(kinds: set[str] | None) -> list[int]:
+        return [
+            i
+            for i, m in enumerate(manifests)
+            if (m["kind"] in kinds if kinds is not None else m["kind"] not in (CRD_KIND, CSV_KIND))
+        ]
+
+    # 1. CRDs, and the wait for them to be Established.
+    waiting: list[int] = []
+    for index in stage({CRD_KIND}):
+        manifest = manifests[index]
+        ref = step_ref(manifest)
+        live = snapshot.objects.get(ref)
+        if ref in snapshot.unserved:
+            return _fail(new, step_error(manifest, snapshot.unserved[ref]), now)
+        if done(index):
+            if live is not None and not is_established(live):
+                waiting.append(index)
+            continue
+        if entries[index].get("status") == StepStatus.WAITING_FOR_API:
+            if is_established(live):
+                mark(index, StepStatus.CREATED)
+            else:
+                waiting.append(index)
+            continue
+        if live is None:
+            actions.append(Action(index, Verb.APPLY, manifest, StepStatus.WAITING_FOR_API))
+            mark(index, StepStatus.WAITING_FOR_API)
+            waiting.append(index)
+            continue
+        problem = crd_upgrade_problem(live, manifest, snapshot.custom_resources)
+        if problem:
+            return _fail(new, step_error(manifest, problem), now)
+        actions.append(Action(index, Verb.APPLY, manifest, StepStatus.PRESENT))
+        mark(index, StepStatus.PRESENT)
+        if not is_established(live):
+            waiting.append(index)
+    if waiting:
+        if (now - started).total_seconds() > API_DEADLINE_SECONDS:
+            names = ", ".join(step_ref(manifests[i])[3] for i in waiting)
+            return _fail(
+                new,
+                f"CustomResourceDefinition {names} did not become Established within "
+                f"{API_DEADLINE_SECONDS // 60} minutes; check the CRD's status conditions",
+                now,
+            )
+        return Plan(tuple(actions), new, requeue_after=WAIT_FOR_API_SECONDS)
+
+    # 2. CSVs: created, never overwritten.
+    created_csv = False
+    for index in stage({CSV_KIND}):
+        if done(index):
+            continue
+        manifest = manifests[index]
+        if snapshot.objects.get(step_ref(manifest)) is not None:
+            mark(index, StepStatus.PRESENT)
+        else:
+            actions.append(Action(index, Verb.CREATE, manifest, StepStatus.CREATED))
+            mark(index, StepStatus.CREATED)
+            created_csv = True
+    if created_csv:
+        return Plan(tuple(actions), new, again=True)  # the rest needs the new CSVs' uids
+
+    # 3. Everything else, owned by the CSVs.
+    csv_uids = {
+        ref[3]: str((obj.get("metadata") or {}).get("uid") or "")
+        for ref, obj in snapshot.objects.items()
+        if ref[1] == CSV_KIND and obj is not None
+    }
+    for index in stage(None):
+        if done(index):
+            continue
+        manifest = manifests[index]
+        ref = step_ref(manifest)
+        if ref in snapshot.unserved:
+            return _fail(new, step_error(manifest, snapshot.unserved[ref]), now)
+        body = resolve_owners(manifest, csv_uids)
+        live = snapshot.objects.get(ref)
+        if live is None:
+            actions.append(Action(index, Verb.CREATE, body, StepStatus.CREATED))
+            mark(index, StepStatus.CREATED)
+            continue
+        desired = update_for(live, body)
+        if not contains(live, desired):
+            actions.append(
+                Action(index, Verb.APPLY, with_resource_version(desired, live), StepStatus.PRESENT)
+            )
+        mark(index, StepStatus.PRESENT)
+
+    new["phase"] = InstallPlanPhase.COMPLETE.value
+    new.pop("message", None)
+    new["conditions"] = set_condition(
+        list(status.get("conditions") or []),
+        InstallPlanConditionType.INSTALLED,
+        ConditionStatus.TRUE,
+        now,
+    )
+    return Plan(tuple(actions), new)
+
+
+def interrupted(snapshot: Snapshot, plan: Plan, done: int, error: str | None = None) -> Plan:
+    """The plan when only `plan.actions[:done]` were written: the steps of the others keep
+    their old status. With `error` (the API server refused action `done`) the plan fails;
+    without (it was decided on a stale copy) it stays Installing, to be decided again."""
+    assert plan.status is not None
+    old_status = snapshot.plan.get("status") or {}
+    old_entries = list(old_status.get("plan") or [])
+    entries = [dict(e) for e in plan.status.get("plan") or []]
+    for action in plan.actions[done:]:
+        previous = old_entries[action.index] if action.index < len(old_entries) else {}
+        if "status" in previous:
+            entries[action.index]["status"] = previous["status"]
+        else:
+            entries[action.index].pop("status", None)
+    new = {**plan.status, "plan": entries}
+    if error is not None:
+        return _fail(new, step_error(plan.actions[done].body, error), snapshot.now)
+    new["phase"] = InstallPlanPhase.INSTALLING.value
+    for key in ("conditions", "message"):
+        if key in old_status:
+            new[key] = old_status[key]
+        else:
+            new.pop(key, None)
+    return replace(plan, actions=plan.actions[:done], status=new, again=False)

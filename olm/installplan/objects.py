@@ -1,0 +1,122 @@
+"""What a plan step writes over an object that already exists (OLM v0 `catalog/step_ensurer.go`).
+
+Invariants:
+- Owners are merged, never replaced: the live object's ownerReferences stay and the step's
+  are added (one entry per uid). An upgrade's plan adds the new CSV beside the old one, so the
+  garbage collector keeps the object when the old CSV goes (it only drops the dangling
+  reference), and a plan that runs late can never strip a newer CSV's ownership (issue 16:
+  the operator's ServiceAccount was deleted during upgrades when it could).
+- A ServiceAccount keeps its secrets and its annotations (OLM's EnsureServiceAccount merges
+  them too).
+- Nothing is written when the live object already carries everything the step sets (OLM's
+  DeepDerivative check), so a repeated pass writes nothing.
+- Pure: inputs are never modified.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from olm.api.kinds import KINDS, Kind
+
+CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
+SERVICE_ACCOUNT = "ServiceAccount"
+
+
+def _owner_key(owner: Mapping[str, Any]) -> tuple[str, ...]:
+    uid = str(owner.get("uid") or "")
+    if uid:
+        return ("uid", uid)
+    return (
+        "name",
+        str(owner.get("apiVersion", "")),
+        str(owner.get("kind", "")),
+        str(owner.get("name", "")),
+    )
+
+
+def merge_owner_references(*sets: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every owner of every set, in order, once per uid (the first entry of a uid wins)."""
+    merged: list[dict[str, Any]] = []
+    seen: set[tuple[str, ...]] = set()
+    for owners in sets:
+        for owner in owners:
+            key = _owner_key(owner)
+            if key not in seen:
+                seen.add(key)
+                merged.append(dict(owner))
+    return merged
+
+
+def resolve_owners(manifest: Mapping[str, Any], csv_uids: Mapping[str, str]) -> dict[str, Any]:
+    """The manifest with each CSV owner's uid filled in from `csv_uids` (steps name their CSV,
+    whose uid is unknown until it is created); owners still without a uid are dropped."""
+    body = copy.deepcopy(dict(manifest))
+    meta = body.setdefault("metadata", {})
+    owners = []
+    for owner in meta.get("ownerReferences") or []:
+        owner = dict(owner)
+        if owner.get("kind") == CSV_KIND and not owner.get("uid"):
+            owner["uid"] = csv_uids.get(str(owner.get("name", "")), "")
+        if owner.get("uid"):
+            owners.append(owner)
+    if owners:
+        meta["ownerReferences"] = owners
+    else:
+        meta.pop("ownerReferences", None)
+    return body
+
+
+def update_for(live: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """What to apply over `live` so that it gets `desired` without losing what it has:
+    its owners (all kinds) and, for a ServiceAccount, its secrets and annotations."""
+    body = copy.deepcopy(dict(desired))
+    meta = body.setdefault("metadata", {})
+    live_meta = live.get("metadata") or {}
+    owners = merge_owner_references(
+        live_meta.get("ownerReferences") or [], meta.get("ownerReferences") or []
+    )
+    if owners:
+        meta["ownerReferences"] = owners
+    if body.get("kind") == SERVICE_ACCOUNT:
+        body.pop("secrets", None)  # not applied: the live secrets stay as they are
+        annotations = {**(live_meta.get("annotations") or {}), **(meta.get("annotations") or {})}
+        if annotations:
+            meta["annotations"] = annotations
+    return body
+
+
+def contains(live: Any, desired: Any) -> bool:
+    """True when `live` already carries every field `desired` sets, with the same value."""
+    if isinstance(desired, Mapping):
+        return isinstance(live, Mapping) and all(
+            key in live and contains(live[key], value) for key, value in desired.items()
+        )
+    if isinstance(desired, list):
+        return (
+            isinstance(live, list)
+            and len(live) == len(desired)
+            and all(contains(a, b) for a, b in zip(live, desired, strict=True))
+        )
+    return bool(live == desired)
+
+
+def with_resource_version(body: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any]:
+    """`body` carrying the live object's resourceVersion: the API server refuses the write
+    (409) when the object changed since it was read, so owners merged from a stale copy can
+    never overwrite newer ones."""
+    result = dict(body)
+    version = (live.get("metadata") or {}).get("resourceVersion")
+    if version:
+        result["metadata"] = {**(result.get("metadata") or {}), "resourceVersion": version}
+    return result
+
+
+def is_established(crd: Mapping[str, Any] | None) -> bool:
+    conditions = {
+        c.get("type"): c.get("status")
+        for c in ((crd or {}).get("status") or {}).get("conditions") or []
+    }
+    return conditions.get("Established") == "True" and conditions.get("NamesAccepted") == "True"

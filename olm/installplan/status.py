@@ -1,0 +1,73 @@
+"""InstallPlan status writing (OLM v0 §1.3): conditions and the Failed status, and the merge
+patch that writes a status change.
+
+Invariants: a condition set with the same status as before keeps its lastTransitionTime;
+timestamps are RFC3339 at second precision, UTC; inputs are never modified.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+from olm.api.installplan import (
+    ConditionStatus,
+    InstallPlanConditionType,
+    InstallPlanPhase,
+    InstallPlanReason,
+)
+from olm.csv.status import timestamp
+
+
+def set_condition(
+    conditions: list[dict[str, Any]],
+    kind: InstallPlanConditionType,
+    status: ConditionStatus,
+    now: datetime.datetime,
+    reason: InstallPlanReason | None = None,
+    message: str = "",
+) -> list[dict[str, Any]]:
+    """Set one condition by type; lastTransitionTime is kept when the status is the same."""
+    stamp = timestamp(now)
+    old = next((c for c in conditions if c.get("type") == kind.value), None)
+    new: dict[str, Any] = {"type": kind.value, "status": status.value}
+    if reason is not None:
+        new["reason"] = reason.value
+    if message:
+        new["message"] = message
+    new["lastUpdateTime"] = stamp
+    new["lastTransitionTime"] = (
+        old["lastTransitionTime"]
+        if old and old.get("status") == status.value and old.get("lastTransitionTime")
+        else stamp
+    )
+    return [new if c is old else c for c in conditions] if old else [*conditions, new]
+
+
+def failed_status(
+    status: Mapping[str, Any],
+    message: str,
+    reason: InstallPlanReason,
+    now: datetime.datetime,
+) -> dict[str, Any]:
+    new = dict(status)
+    new["phase"] = InstallPlanPhase.FAILED.value
+    new["message"] = message
+    new.setdefault("catalogSources", [])
+    new["conditions"] = set_condition(
+        list(status.get("conditions") or []),
+        InstallPlanConditionType.INSTALLED,
+        ConditionStatus.FALSE,
+        now,
+        reason,
+        message,
+    )
+    return new
+
+
+def status_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON merge patch from status `old` to `new` (empty when nothing changed)."""
+    patch = {key: value for key, value in new.items() if old.get(key) != value}
+    patch.update({key: None for key in old if key not in new})
+    return patch

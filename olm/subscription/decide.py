@@ -1,0 +1,344 @@
+"""The namespace decision (OLM v0 §5.2, §5.5): snapshot in, one `Plan` out.
+
+The pipeline, per namespace:
+1. settle (`olm.subscription.settle`): each Subscription's status follows what exists (its
+   currentCSV exists -> AtLatestKnown + installedCSV; its InstallPlan's phase ->
+   InstallPlanPending/Failed; a referenced plan that is gone -> InstallPlanMissing, and a
+   pending one is resolved again);
+2. resolve (`olm.subscription.resolve`), unless every Subscription waits on its InstallPlan, the namespace is terminating,
+   or a catalog in scope is not loaded yet (then: requeue, and no catalog health is written);
+3. the resolved bundles that need installing go into one InstallPlan
+   (`olm.subscription.plans`): an existing one for the same CSVs (adopting it if its status was never written), else a new one, created alone;
+   plans whose status was never written and that nobody wants any more are marked Failed;
+4. catalog health and `CatalogSourcesUnhealthy`, then one status write per Subscription whose
+   status changed (lastUpdated is stamped then, and only then).
+
+Invariants: pure; a second decision over the cache the first one's writes produce writes
+nothing; nothing but status is written in a terminating namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from olm.api.installplan import ConditionStatus, InstallPlanPhase
+from olm.api.subscription import (
+    RESOLUTION_FAILED_EVENT,
+    SubscriptionConditionType,
+    SubscriptionReason,
+    SubscriptionState,
+)
+from olm.installplan.steps import Step
+from olm.resolution.model import Candidate, Installed
+from olm.subscription import plans as ip
+from olm.subscription.resolve import Resolution, catalogs_known, resolve, steps_for
+from olm.subscription.settle import settle, waiting
+from olm.subscription.snapshot import (
+    NamespaceEvent,
+    NewInstallPlan,
+    Plan,
+    PlanStatusWrite,
+    Snapshot,
+    StatusWrite,
+)
+from olm.subscription.status import (
+    LAST_UPDATED,
+    catalog_condition,
+    catalog_health,
+    find,
+    label_key,
+    remove_conditions,
+    set_condition,
+    status_patch,
+    timestamp,
+)
+
+# A catalog in scope is not loaded yet (olm-py just started): look again after this long.
+REQUEUE_UNTIL_CATALOGS_KNOWN = 2.0
+WARNING = "Warning"
+Types = SubscriptionConditionType
+Status = dict[str, Any]
+
+
+# ----- 2-3. resolve, and the one InstallPlan -----------------------------------------------------
+
+
+@dataclass
+class Resolved:
+    statuses: dict[str, Status]
+    plans: dict[str, Mapping[str, Any]]
+    create: NewInstallPlan | None = None
+    plan_statuses: list[PlanStatusWrite] = field(default_factory=list)
+    events: list[NamespaceEvent] = field(default_factory=list)
+
+
+Failures = dict[str, tuple[SubscriptionReason, str]]  # subscription -> ResolutionFailed
+
+
+def _choose(
+    snapshot: Snapshot,
+    statuses: dict[str, Status],
+    plans: Mapping[str, Mapping[str, Any]],
+    outcome: Resolution,
+    failures: Failures,
+) -> dict[str, Candidate]:
+    """The Subscriptions that move to a bundle not planned yet (and what they move to)."""
+    moved: dict[str, Candidate] = {}
+    for subscription in snapshot.subscriptions:
+        name = subscription["metadata"]["name"]
+        status = statuses[name]
+        if name in failures:
+            continue
+        installed = outcome.installed.get(name, "")
+        chosen = outcome.decision.chosen.get(name)
+        if installed and installed != status.get("installedCSV"):
+            # Its status is behind what is installed for it (olm-py stopped between creating
+            # an InstallPlan and writing this status): follow the installed CSV.
+            status["installedCSV"] = installed
+            if isinstance(chosen, Installed) and chosen.csv == installed:
+                status.update(currentCSV=installed, state=SubscriptionState.AT_LATEST_KNOWN.value)
+        if not isinstance(chosen, Candidate):
+            continue
+        plan = plans.get(ip.ref_name(status))
+        if (
+            status.get("currentCSV") == chosen.bundle
+            and plan is not None
+            and ip.phase(plan) != InstallPlanPhase.NONE
+        ):
+            continue  # already planned: waiting, installed, or failed (no automatic retry)
+        moved[name] = chosen
+    return moved
+
+
+def _steps(
+    snapshot: Snapshot, moved: dict[str, Candidate], outcome: Resolution, failures: Failures
+) -> tuple[list[str], list[Step], list[tuple[str, list[Step]]]]:
+    """(CSV names, their steps, (dependency, its steps)); Subscriptions whose bundle cannot
+    be planned leave `moved` for `failures`."""
+    names, steps = [], []
+    for name, candidate in list(moved.items()):
+        found, problem = steps_for(snapshot, candidate, outcome.installed.get(name, ""))
+        if problem:
+            failures[name] = (
+                SubscriptionReason.ERROR_PREVENTED_RESOLUTION,
+                f"Subscription {name} cannot be resolved: {problem}",
+            )
+            del moved[name]
+            continue
+        names.append(candidate.bundle)
+        steps += found
+    dependencies: list[tuple[str, list[Step]]] = []
+    for dependency in outcome.decision.dependencies if moved else []:
+        found, problem = steps_for(snapshot, dependency)
+        if problem:
+            for name in moved:
+                failures[name] = (
+                    SubscriptionReason.ERROR_PREVENTED_RESOLUTION,
+                    f"Subscription {name} cannot be resolved: its dependency {problem}",
+                )
+            moved.clear()
+            return [], [], []
+        dependencies.append((dependency.bundle, found))
+    return names, steps, dependencies
+
+
+def _one_plan(
+    snapshot: Snapshot,
+    result: Resolved,
+    moved: dict[str, Candidate],
+    names: list[str],
+    steps: list[Step],
+    dependencies: list[tuple[str, list[Step]]],
+) -> Mapping[str, Any] | None:
+    """Point the moved Subscriptions at the one plan for their CSVs: reused (adopted when its
+    status was never written), else `result.create` is set. Returns the plan reused."""
+    subscriptions, plans = snapshot.subscriptions, result.plans
+    uids = [s["metadata"].get("uid", "") for s in subscriptions]
+    referenced = {ip.ref_name(result.statuses[name]) for name in moved}
+    every = [*names, *(bundle for bundle, _ in dependencies)]
+    reused = ip.reusable(plans, every, uids, referenced)
+    if reused is None:
+        # Dependencies a running or waiting plan installs already are not planned twice.
+        pending = ip.pending_csvs(plans, uids)
+        dependencies = [(b, s) for b, s in dependencies if b not in pending]
+        every = [*names, *(bundle for bundle, _ in dependencies)]
+        reused = ip.reusable(plans, every, uids, referenced)
+    steps = [*steps, *(step for _, found in dependencies for step in found)]
+    if reused is None:
+        approval = ip.approval(subscriptions)
+        generation = ip.next_generation(plans, subscriptions)
+        body = ip.new_plan_body(snapshot.namespace, subscriptions, every, generation, approval)
+        result.create = NewInstallPlan(body, ip.plan_status(steps, approval.value))
+        return None
+    meta = reused["metadata"]
+    if ip.phase(reused) == InstallPlanPhase.NONE:
+        adopted = ip.plan_status(steps, str((reused.get("spec") or {}).get("approval") or ""))
+        version = str(meta.get("resourceVersion") or "")
+        result.plan_statuses.append(PlanStatusWrite(meta["name"], adopted, version))
+        result.plans[meta["name"]] = {**reused, "status": adopted}
+    reference, legacy = ip.reference(reused)
+    for name, candidate in moved.items():
+        status = result.statuses[name]
+        status.update(
+            currentCSV=candidate.bundle,
+            state=SubscriptionState.UPGRADE_PENDING.value,
+            installPlanRef=reference,
+            installplan=legacy,
+            installPlanGeneration=ip.generation(reused),
+        )
+        status["conditions"] = remove_conditions(
+            status.get("conditions") or [], Types.INSTALL_PLAN_MISSING
+        )
+    return reused
+
+
+def _resolution_conditions(snapshot: Snapshot, result: Resolved, failures: Failures) -> None:
+    """ResolutionFailed on the failing Subscriptions (and one Event when it is new or
+    changed), off the others; unpacking conditions off all (OLM)."""
+    messages = []
+    for subscription in snapshot.subscriptions:
+        name = subscription["metadata"]["name"]
+        status = result.statuses[name]
+        conditions = remove_conditions(
+            status.get("conditions") or [], Types.BUNDLE_UNPACKING, Types.BUNDLE_UNPACK_FAILED
+        )
+        if name in failures:
+            reason, message = failures[name]
+            before = find(conditions, Types.RESOLUTION_FAILED)
+            conditions = set_condition(
+                conditions,
+                Types.RESOLUTION_FAILED,
+                ConditionStatus.TRUE,
+                reason.value,
+                message,
+                snapshot.now,
+            )
+            if before is None or before.get("message") != message:
+                messages.append(message)
+        else:
+            conditions = remove_conditions(conditions, Types.RESOLUTION_FAILED)
+        status["conditions"] = conditions
+    if messages:
+        result.events.append(NamespaceEvent(WARNING, RESOLUTION_FAILED_EVENT, "; ".join(messages)))
+
+
+def _resolve_namespace(
+    snapshot: Snapshot, statuses: dict[str, Status], plans: dict[str, Mapping[str, Any]]
+) -> Resolved:
+    outcome = resolve(snapshot, statuses)
+    result = Resolved({name: dict(status) for name, status in statuses.items()}, dict(plans))
+    failures: Failures = {
+        name: (SubscriptionReason.CONSTRAINTS_NOT_SATISFIABLE, message)
+        for name, message in outcome.decision.failures.items()
+    }
+    moved = _choose(snapshot, result.statuses, plans, outcome, failures)
+    names, steps, dependencies = _steps(snapshot, moved, outcome, failures)
+    reused = _one_plan(snapshot, result, moved, names, steps, dependencies) if moved else None
+    if result.create is not None:
+        return result
+    uids = [s["metadata"].get("uid", "") for s in snapshot.subscriptions]
+    for name, plan in plans.items():
+        if ip.unwritten(plan, uids) and (reused is None or reused["metadata"]["name"] != name):
+            superseded = ip.superseded_status(plan)
+            version = str(plan["metadata"].get("resourceVersion") or "")
+            result.plan_statuses.append(PlanStatusWrite(name, superseded, version))
+            result.plans[name] = {**plan, "status": superseded}
+    _resolution_conditions(snapshot, result, failures)
+    return result
+
+
+# ----- the decision ----------------------------------------------------------------------------
+
+
+def _status_write(
+    subscription: Mapping[str, Any], status: Status, snapshot: Snapshot
+) -> StatusWrite | None:
+    """The write that takes the Subscription to `status`, if anything but lastUpdated differs."""
+    old = subscription.get("status") or {}
+    patch = status_patch(old, status)
+    if not patch:
+        return None
+    patch[LAST_UPDATED] = timestamp(snapshot.now)
+    written = {k: v for k, v in {**old, **patch}.items() if v is not None}
+    return StatusWrite(subscription["metadata"]["name"], patch, written)
+
+
+def creation_failed(snapshot: Snapshot, error: str) -> Plan:
+    """The API server refused the new InstallPlan: OLM's BundleUnpackFailed condition with
+    reason EnsureInstallPlanFailed, on every Subscription of the namespace (the next
+    successful resolution removes it)."""
+    plan = Plan()
+    message = f"error ensuring InstallPlan: {error}"
+    for subscription in snapshot.subscriptions:
+        status = dict(subscription.get("status") or {})
+        status["conditions"] = set_condition(
+            status.get("conditions") or [],
+            Types.BUNDLE_UNPACK_FAILED,
+            ConditionStatus.TRUE,
+            SubscriptionReason.ENSURE_INSTALL_PLAN_FAILED.value,
+            message,
+            snapshot.now,
+        )
+        write = _status_write(subscription, status, snapshot)
+        if write is not None:
+            plan.statuses.append(write)
+    return plan
+
+
+def decide(snapshot: Snapshot) -> Plan:
+    plan = Plan()
+    subscriptions = snapshot.subscriptions
+    if not subscriptions:
+        return plan
+    uids = [s["metadata"].get("uid", "") for s in subscriptions]
+    plans: dict[str, Mapping[str, Any]] = dict(snapshot.plans)
+    statuses = {
+        s["metadata"]["name"]: settle(dict(s.get("status") or {}), snapshot, plans)
+        for s in subscriptions
+    }
+    known = catalogs_known(snapshot.catalogs)
+    if not known:
+        plan.requeue_after = REQUEUE_UNTIL_CATALOGS_KNOWN
+    needed = any(not waiting(status, plans) for status in statuses.values()) or any(
+        ip.unwritten(p, uids) for p in plans.values()
+    )
+    if known and needed and not snapshot.terminating:
+        resolved = _resolve_namespace(snapshot, statuses, plans)
+        if resolved.create is not None:
+            return Plan(create=resolved.create)
+        plan.plan_statuses, plan.events = resolved.plan_statuses, resolved.events
+        plans = resolved.plans
+        statuses = {
+            name: settle(status, snapshot, plans) for name, status in resolved.statuses.items()
+        }
+    for subscription in subscriptions:
+        meta, spec = subscription["metadata"], subscription.get("spec") or {}
+        name = meta["name"]
+        status = statuses[name]
+        if known:
+            status["catalogHealth"] = catalog_health(
+                snapshot.catalogs, status.get("catalogHealth") or [], snapshot.now
+            )
+            health, reason, message = catalog_condition(
+                snapshot.catalogs,
+                str(spec.get("sourceNamespace") or ""),
+                str(spec.get("source") or ""),
+            )
+            status["conditions"] = set_condition(
+                status.get("conditions") or [],
+                Types.CATALOG_SOURCES_UNHEALTHY,
+                health,
+                reason.value,
+                message,
+                snapshot.now,
+            )
+        write = _status_write(subscription, status, snapshot)
+        if write is not None:
+            plan.statuses.append(write)
+        package = str(spec.get("name") or "")
+        key = label_key(package, snapshot.namespace)
+        if package and not snapshot.terminating and key not in (meta.get("labels") or {}):
+            plan.labels.append((name, key))
+    return plan

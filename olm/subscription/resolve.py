@@ -1,0 +1,225 @@
+"""From the snapshot to the resolver's inputs and back to InstallPlan steps (OLM v0 §5.3).
+
+What counts as installed:
+- every non-copied CSV whose package is known (its `operatorframework.io/properties`
+  annotation, a Subscription that installed it, or a catalog bundle of that name), except one
+  that another CSV of the namespace replaces: it is on its way out, and counting it would make
+  it conflict with its own replacement;
+- for a Subscription: its installedCSV (or currentCSV) when that CSV exists, moved along the
+  `replaces` chain to the newest CSV of its package; when it has neither (its status was never
+  written), the CSV of its package that one of its own InstallPlans installed, moved along the
+  chain the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from olm.installplan.steps import Step, plan_bundle
+from olm.resolution.catalogs import candidates
+from olm.resolution.model import Candidate, Decision, Installed, Source, Wanted
+from olm.resolution.resolver import Resolver
+from olm.subscription.plans import csv_names, owned_by
+from olm.subscription.snapshot import CatalogInScope, Snapshot
+
+PROPERTIES_ANNOTATION = "operatorframework.io/properties"
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    decision: Decision
+    installed: Mapping[str, str]  # subscription -> the CSV it has installed ("" if none)
+
+
+def _spec(obj: Obj) -> Mapping[str, Any]:
+    return obj.get("spec") or {}
+
+
+def annotated_package(csv: Obj) -> str:
+    """The package named by the CSV's properties annotation (set on CSVs OLM creates)."""
+    text = ((csv.get("metadata") or {}).get("annotations") or {}).get(PROPERTIES_ANNOTATION)
+    try:
+        properties = json.loads(text or "{}").get("properties") or []
+    except (TypeError, ValueError, AttributeError):
+        return ""
+    for prop in properties:
+        value = prop.get("value") if isinstance(prop, dict) else None
+        if prop.get("type") == "olm.package" and isinstance(value, dict):
+            return str(value.get("packageName") or "")
+    return ""
+
+
+def _replaced_by(csvs: Mapping[str, Obj]) -> dict[str, str]:
+    """old CSV -> the one CSV that replaces it (ambiguous replacements are left out)."""
+    found: dict[str, list[str]] = {}
+    for name, csv in csvs.items():
+        old = _spec(csv).get("replaces")
+        if old and old != name and old in csvs:
+            found.setdefault(str(old), []).append(name)
+    return {old: new[0] for old, new in found.items() if len(new) == 1}
+
+
+def _head(start: str, replaced_by: Mapping[str, str], same_package: set[str]) -> str:
+    seen = {start}
+    current = start
+    while current in replaced_by and replaced_by[current] in same_package:
+        current = replaced_by[current]
+        if current in seen:  # a replace cycle: stay where we started
+            return start
+        seen.add(current)
+    return current
+
+
+def installed_csvs(
+    snapshot: Snapshot,
+    statuses: Mapping[str, Mapping[str, Any]],
+    packages: Mapping[str, str],
+) -> dict[str, str]:
+    """The CSV each Subscription has installed (see the module docstring)."""
+    csvs = snapshot.csvs
+    replaced_by = _replaced_by(csvs)
+    found: dict[str, str] = {}
+    for subscription in snapshot.subscriptions:
+        name = subscription["metadata"]["name"]
+        status = statuses[name]
+        package = str(_spec(subscription).get("name") or "")
+        same = {c for c, p in packages.items() if p == package}
+        start = next(
+            (
+                str(status[k])
+                for k in ("installedCSV", "currentCSV")
+                if status.get(k) and status[k] in csvs
+            ),
+            "",
+        )
+        if start:
+            found[name] = _head(start, replaced_by, same | {start})
+    claimed = set(found.values())
+    for subscription in snapshot.subscriptions:
+        name = subscription["metadata"]["name"]
+        if name in found:
+            continue
+        uid = subscription["metadata"].get("uid", "")
+        package = str(_spec(subscription).get("name") or "")
+        planned = {
+            csv
+            for plan in snapshot.plans.values()
+            if owned_by(plan, [uid])
+            for csv in csv_names(plan)
+        }
+        mine = {c for c in csvs if c in planned and packages.get(c) == package and c not in claimed}
+        heads = [c for c in mine if replaced_by.get(c) not in mine]
+        if len(heads) == 1:
+            same = {c for c, p in packages.items() if p == package}
+            found[name] = _head(heads[0], replaced_by, same | {heads[0]})
+            claimed.add(found[name])
+    return found
+
+
+def _provides(csv: Obj) -> tuple[tuple[str, str, str], ...]:
+    owned = (_spec(csv).get("customresourcedefinitions") or {}).get("owned") or []
+    return tuple(
+        (
+            str(o.get("name", "")).split(".", 1)[-1],
+            str(o.get("version", "")),
+            str(o.get("kind", "")),
+        )
+        for o in owned
+        if isinstance(o, dict)
+    )
+
+
+def sources_and_pool(
+    snapshot: Snapshot,
+) -> tuple[list[Source], list[Candidate]]:
+    sources, pool = [], []
+    for catalog in snapshot.catalogs:
+        if catalog.loaded is None:
+            continue
+        source = Source(
+            catalog.name,
+            catalog.namespace,
+            catalog.loaded.priority,
+            own_namespace=catalog.namespace == snapshot.namespace,
+        )
+        sources.append(source)
+        pool.extend(candidates(catalog.loaded.catalog, source))
+    return sources, pool
+
+
+def resolve(snapshot: Snapshot, statuses: Mapping[str, Mapping[str, Any]]) -> Resolution:
+    """Run the resolver over the namespace, with each Subscription's status as given."""
+    sources, pool = sources_and_pool(snapshot)
+    bundle_package = {c.bundle: c.package for c in pool}
+    by_installed = {
+        str(statuses[s["metadata"]["name"]].get("installedCSV")): str(_spec(s).get("name") or "")
+        for s in snapshot.subscriptions
+        if statuses[s["metadata"]["name"]].get("installedCSV")
+    }
+    packages = {
+        name: annotated_package(csv) or by_installed.get(name) or bundle_package.get(name, "")
+        for name, csv in snapshot.csvs.items()
+    }
+    installed_of = installed_csvs(snapshot, statuses, packages)
+    replaced = set(_replaced_by(snapshot.csvs))
+    installed = [
+        Installed(name, packages[name], str(_spec(csv).get("version", "")), _provides(csv))
+        for name, csv in snapshot.csvs.items()
+        if packages[name] and name not in replaced
+    ]
+    wanted = [
+        Wanted(
+            s["metadata"]["name"],
+            str(_spec(s).get("name") or ""),
+            str(_spec(s).get("source") or ""),
+            str(_spec(s).get("sourceNamespace") or ""),
+            str(_spec(s).get("channel") or ""),
+            str(_spec(s).get("startingCSV") or ""),
+            installed_of.get(s["metadata"]["name"], ""),
+        )
+        for s in snapshot.subscriptions
+    ]
+    decision = Resolver(pool, installed, sources).resolve(wanted)
+    return Resolution(decision, {w.name: w.installed_csv for w in wanted})
+
+
+def steps_for(
+    snapshot: Snapshot, candidate: Candidate, replaces: str = ""
+) -> tuple[list[Step], str]:
+    """The InstallPlan steps of one chosen bundle, or why there are none."""
+    catalog = next(
+        (
+            c
+            for c in snapshot.catalogs
+            if (c.namespace, c.name) == (candidate.source.namespace, candidate.source.name)
+        ),
+        None,
+    )
+    where = f"catalog {candidate.source.key}"
+    if catalog is None or catalog.loaded is None:
+        return [], f"{where} is not loaded"
+    package = catalog.loaded.catalog.packages.get(candidate.package)
+    bundle = package.bundles.get(candidate.bundle) if package else None
+    if bundle is None:
+        return [], f"{where} has no bundle {candidate.bundle}"
+    try:
+        steps = plan_bundle(
+            bundle.objects,
+            snapshot.namespace,
+            (candidate.source.name, candidate.source.namespace),
+            replaces,
+        )
+    except ValueError as exc:
+        return [], (
+            f"bundle {candidate.bundle} of {where} cannot be installed: {exc}; the catalog "
+            "must carry the bundle's objects (render it with its manifests)"
+        )
+    return steps, ""
+
+
+def catalogs_known(catalogs: Sequence[CatalogInScope]) -> bool:
+    return all(c.known for c in catalogs)

@@ -1,0 +1,192 @@
+"""What one namespace's resolution looks at (OLM v0 §5.2), as plain data, and what it decides.
+
+`Snapshot` is read from the cache by the controller; `Plan` is carried out by it. Neither holds
+a client: the decision in between (`olm.subscription.decide`) is a pure function.
+
+Invariants:
+- The snapshot's dicts are the cached objects themselves and are never modified.
+- A catalog's health is one of three: loaded (healthy), failed (its CatalogSource status names
+  a registry or spec error), or not known yet (no content and no error: not fetched since
+  olm-py started). While any catalog in scope is not known yet, nothing is resolved and no
+  catalog health is written, so a restart does not flap Subscriptions to unhealthy.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE, CatalogSourceReason
+from olm.api.kinds import KINDS, Kind
+from olm.catalog.model import Catalog
+
+CATALOG_SOURCE = KINDS[Kind.CATALOG_SOURCE]
+# The CatalogSource status reasons that mean "this catalog cannot be read".
+FAILED_CATALOG_REASONS = frozenset(
+    {
+        CatalogSourceReason.SPEC_INVALID_ERROR,
+        CatalogSourceReason.CONFIGMAP_ERROR,
+        CatalogSourceReason.REGISTRY_SERVER_ERROR,
+    }
+)
+
+
+@dataclass(frozen=True)
+class LoadedCatalog:
+    """A catalog's content as the CatalogSource controller last read it."""
+
+    catalog: Catalog
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class CatalogInScope:
+    """One CatalogSource the namespace may resolve from, with its health."""
+
+    namespace: str
+    name: str
+    uid: str
+    loaded: LoadedCatalog | None
+    failed: bool  # its status names an error
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def known(self) -> bool:
+        return self.loaded is not None or self.failed
+
+    @property
+    def healthy(self) -> bool:
+        return self.loaded is not None
+
+    def reference(self) -> dict[str, str]:
+        """OLM's catalogSourceRef (an ObjectReference, without the ever-moving
+        resourceVersion)."""
+        return {
+            "apiVersion": CATALOG_SOURCE.api_version,
+            "kind": CATALOG_SOURCE.kind.value,
+            "name": self.name,
+            "namespace": self.namespace,
+            "uid": self.uid,
+        }
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the decision for one namespace looks at."""
+
+    namespace: str
+    namespace_object: Mapping[str, Any] | None  # None: not in the cache (gone)
+    subscriptions: tuple[Mapping[str, Any], ...]  # sorted by name
+    csvs: Mapping[str, Mapping[str, Any]]  # the namespace's own (non-copied) CSVs, by name
+    plans: Mapping[str, Mapping[str, Any]]  # InstallPlans, by name
+    catalogs: tuple[CatalogInScope, ...]  # sorted by (namespace, name)
+    now: datetime.datetime
+
+    @property
+    def terminating(self) -> bool:
+        """Nothing may be created here: the namespace is going away (or already gone)."""
+        space = self.namespace_object
+        if space is None:
+            return True
+        return bool(
+            (space.get("metadata") or {}).get("deletionTimestamp")
+            or (space.get("status") or {}).get("phase") == "Terminating"
+        )
+
+
+def catalogs_in_scope(
+    namespace: str,
+    sources: Sequence[Mapping[str, Any]],
+    loaded: Mapping[tuple[str, str], LoadedCatalog],
+    global_namespace: str = GLOBAL_CATALOG_NAMESPACE,
+) -> tuple[CatalogInScope, ...]:
+    """The CatalogSources of `namespace` and of the global namespace, with their health.
+    A CatalogSource being deleted is out of scope; loaded content without a CatalogSource
+    object (about to be dropped) is ignored."""
+    found = []
+    for source in sources:
+        meta = source.get("metadata") or {}
+        space, name = meta.get("namespace") or "", meta.get("name") or ""
+        if space not in (namespace, global_namespace) or meta.get("deletionTimestamp"):
+            continue
+        reason = (source.get("status") or {}).get("reason") or ""
+        content = loaded.get((space, name))
+        found.append(
+            CatalogInScope(
+                namespace=space,
+                name=name,
+                uid=str(meta.get("uid") or ""),
+                loaded=content,
+                failed=content is None and reason in FAILED_CATALOG_REASONS,
+            )
+        )
+    return tuple(sorted(found, key=lambda c: (c.namespace, c.name)))
+
+
+# ----- the plan ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatusWrite:
+    """A Subscription's new status: `patch` is a merge patch (None removes a key), `status`
+    the whole status after it (for the cache)."""
+
+    name: str
+    patch: dict[str, Any]
+    status: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PlanStatusWrite:
+    """Status for an InstallPlan whose status olm-py never wrote (created, then olm-py
+    stopped): its steps (adopted) or why it will not run (superseded). `resource_version` is
+    the version decided on, so a write over a newer status is refused."""
+
+    name: str
+    status: dict[str, Any]
+    resource_version: str
+
+
+@dataclass(frozen=True)
+class NewInstallPlan:
+    """An InstallPlan to create, and the status to write right after."""
+
+    body: dict[str, Any]
+    status: dict[str, Any]
+
+    @property
+    def csv_names(self) -> list[str]:
+        return list(self.body["spec"]["clusterServiceVersionNames"])
+
+
+@dataclass(frozen=True)
+class NamespaceEvent:
+    type: str
+    reason: str
+    message: str
+
+
+@dataclass
+class Plan:
+    """What to do for one namespace. Empty means nothing changes.
+
+    When `create` is set, nothing else is: the executor creates the plan, and the next
+    decision (over a cache that holds it) points the Subscriptions at it."""
+
+    create: NewInstallPlan | None = None
+    plan_statuses: list[PlanStatusWrite] = field(default_factory=list)
+    statuses: list[StatusWrite] = field(default_factory=list)
+    labels: list[tuple[str, str]] = field(default_factory=list)  # (subscription, label key)
+    events: list[NamespaceEvent] = field(default_factory=list)
+    requeue_after: float | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.create or self.plan_statuses or self.statuses or self.labels or self.events
+        )

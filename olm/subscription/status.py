@@ -1,0 +1,177 @@
+"""Subscription status pieces (OLM v0 §1.2, §5.5): conditions, catalog health, the diff.
+
+Invariants:
+- One condition per type; setting one keeps its place in the list and, while its status does
+  not change, its lastTransitionTime (so re-deciding the same thing writes nothing).
+- A catalogHealth entry's lastUpdated moves only when that catalog's health changes.
+- `status_patch` ignores lastUpdated: a status is written only when something else changed,
+  and lastUpdated is stamped then.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from olm.api.installplan import ConditionStatus
+from olm.api.subscription import (
+    LABEL_NAME_LIMIT,
+    OPERATOR_LABEL_PREFIX,
+    SubscriptionConditionType,
+    SubscriptionReason,
+)
+from olm.subscription.snapshot import CatalogInScope
+
+Condition = dict[str, Any]
+Status = dict[str, Any]
+LAST_UPDATED = "lastUpdated"
+ALL_HEALTHY_MESSAGE = "all available catalogsources are healthy"
+NO_CATALOGS_MESSAGE = "dependency resolution requires at least one catalogsource"
+
+
+def timestamp(now: datetime.datetime) -> str:
+    """RFC 3339 at second precision, UTC (as metav1.Time serialises)."""
+    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def find(conditions: Sequence[Condition], kind: SubscriptionConditionType) -> Condition | None:
+    return next((c for c in conditions if c.get("type") == kind.value), None)
+
+
+def set_condition(
+    conditions: Sequence[Condition],
+    kind: SubscriptionConditionType,
+    status: ConditionStatus,
+    reason: str,
+    message: str,
+    now: datetime.datetime,
+) -> list[Condition]:
+    """The list with `kind` set (OLM's SetCondition: replaced in place, else appended)."""
+    current = find(conditions, kind)
+    if current is not None and (
+        current.get("status"),
+        current.get("reason", ""),
+        current.get("message", ""),
+    ) == (status.value, reason, message):
+        return list(conditions)
+    wanted: Condition = {"type": kind.value, "status": status.value}
+    if reason:
+        wanted["reason"] = reason
+    if message:
+        wanted["message"] = message
+    wanted["lastTransitionTime"] = (
+        current["lastTransitionTime"]
+        if current is not None
+        and current.get("status") == status.value
+        and current.get("lastTransitionTime")
+        else timestamp(now)
+    )
+    if current is None:
+        return [*conditions, wanted]
+    return [wanted if c is current else c for c in conditions]
+
+
+def remove_conditions(
+    conditions: Sequence[Condition], *kinds: SubscriptionConditionType
+) -> list[Condition]:
+    names = {k.value for k in kinds}
+    return [c for c in conditions if c.get("type") not in names]
+
+
+def _value(value: Any) -> Any:
+    """None for what the API omits when empty (omitempty), else the value."""
+    return None if value in (None, "", [], {}) else value
+
+
+def _same(key: str, old: Any, new: Any) -> bool:
+    """Equal as the API means it: conditions are a set keyed by type (OLM hashes them so)."""
+    old, new = _value(old), _value(new)
+    if key == "conditions" and isinstance(old, list) and isinstance(new, list):
+        return sorted(old, key=lambda c: str(c.get("type"))) == sorted(
+            new, key=lambda c: str(c.get("type"))
+        )
+    return bool(old == new)
+
+
+def status_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """The merge patch from `old` to `new` (None removes a key), lastUpdated aside; an empty
+    value and an absent key are the same."""
+    keys = (set(old) | set(new)) - {LAST_UPDATED}
+    return {k: _value(new.get(k)) for k in sorted(keys) if not _same(k, old.get(k), new.get(k))}
+
+
+def label_key(package: str, namespace: str) -> str:
+    """OLM's operators.coreos.com/<package>.<namespace> (the name part at most 63
+    characters, without trailing '.', '-' or '_')."""
+    return OPERATOR_LABEL_PREFIX + f"{package}.{namespace}"[:LABEL_NAME_LIMIT].rstrip(".-_")
+
+
+# ----- catalog health --------------------------------------------------------------------------
+
+
+def catalog_health(
+    catalogs: Sequence[CatalogInScope],
+    previous: Sequence[Mapping[str, Any]],
+    now: datetime.datetime,
+) -> list[dict[str, Any]]:
+    """`status.catalogHealth`: every catalog in scope, sorted by namespace and name."""
+    before = {
+        (
+            (e.get("catalogSourceRef") or {}).get("namespace"),
+            (e.get("catalogSourceRef") or {}).get("name"),
+        ): e
+        for e in previous
+    }
+    entries = []
+    for catalog in catalogs:
+        old = before.get((catalog.namespace, catalog.name))
+        reference = catalog.reference()
+        entry = {
+            "catalogSourceRef": reference,
+            "healthy": catalog.healthy,
+            "lastUpdated": timestamp(now),
+        }
+        if (
+            old is not None
+            and old.get("healthy") == catalog.healthy
+            and old.get("catalogSourceRef") == reference
+            and old.get("lastUpdated")
+        ):
+            entry["lastUpdated"] = old["lastUpdated"]
+        entries.append(entry)
+    return entries
+
+
+def catalog_condition(
+    catalogs: Sequence[CatalogInScope], source_namespace: str, source: str
+) -> tuple[ConditionStatus, SubscriptionReason, str]:
+    """CatalogSourcesUnhealthy (OLM's catalog health reconciler): the targeted catalog first,
+    then any other. OLM's one-sync CatalogSourcesAdded/Updated/Deleted reasons are not
+    written (they would cost a second write per change)."""
+    if not catalogs:
+        return (
+            ConditionStatus.TRUE,
+            SubscriptionReason.NO_CATALOG_SOURCES_FOUND,
+            NO_CATALOGS_MESSAGE,
+        )
+    target = next(
+        (c for c in catalogs if (c.namespace, c.name) == (source_namespace, source)), None
+    )
+    unhealthy = SubscriptionReason.UNHEALTHY_CATALOG_SOURCE_FOUND
+    if target is None:
+        return (
+            ConditionStatus.TRUE,
+            unhealthy,
+            f"targeted catalogsource {source_namespace}/{source} missing",
+        )
+    if not target.healthy:
+        return ConditionStatus.TRUE, unhealthy, f"targeted catalogsource {target.key} unhealthy"
+    others = [c.key for c in catalogs if not c.healthy]
+    if others:
+        return ConditionStatus.TRUE, unhealthy, f"unhealthy catalog sources: {', '.join(others)}"
+    return (
+        ConditionStatus.FALSE,
+        SubscriptionReason.ALL_CATALOG_SOURCES_HEALTHY,
+        ALL_HEALTHY_MESSAGE,
+    )
