@@ -23,6 +23,7 @@ from olm.controllers.csv import CsvController
 from olm.controllers.installplan import InstallPlanController
 from olm.controllers.operatorgroup import OperatorGroupController
 from olm.controllers.queue import WorkQueue
+from olm.controllers.scope import controllers as scope_controllers
 from olm.controllers.store import Store
 from olm.controllers.subscription import SubscriptionController
 from olm.controllers.watch import configure, register, relist, resync_keys
@@ -180,6 +181,7 @@ def run(
             CatalogSourceController(store, gateway, queue, cache),
             SubscriptionController(store, gateway, queue, cache),
             InstallPlanController(store, gateway, queue),
+            *scope_controllers(store, gateway, queue),
         )
     }
     samples_server = _serve_samples(gateway) if samples else None

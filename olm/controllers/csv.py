@@ -21,9 +21,10 @@ from olm.api.kinds import KINDS, Kind
 from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
-from olm.csv.phase import Plan, World, decide, is_copy, transition
+from olm.csv.phase import Plan, World, decide, install_failed, is_copy, transition
 from olm.csv.rbac import RbacSnapshot
 from olm.csv.requirements import RequirementInputs
+from olm.install.deployments import refusal_message
 from olm.install.strategy import InvalidStrategy, parse_strategy
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
@@ -41,6 +42,13 @@ OLM_ANNOTATIONS = (
 
 def now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
+
+
+def refused_as_terminating(exc: GatewayError) -> bool:
+    """The namespace is being deleted: the API server's NamespaceLifecycle admission refuses
+    every new object there (403). The cache may not know yet; the namespace's own watch
+    event will stop further work, so this is no failure of the CSV's."""
+    return exc.status == 403 and "because it is being terminated" in str(exc)
 
 
 class CsvController:
@@ -105,9 +113,15 @@ class CsvController:
         if CSV_CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
             self._apply_metadata(csv, finalizer=True)
             return None
-        self._ensure_operator_condition(csv)
-        plan = decide(self.world(csv))
-        return self._execute(csv, plan)
+        try:
+            self._ensure_operator_condition(csv)
+            plan = decide(self.world(csv))
+            return self._execute(csv, plan)
+        except GatewayError as exc:
+            if not refused_as_terminating(exc):
+                raise
+            log.debug("csv %s/%s: namespace is being deleted: %s", namespace, name, exc)
+            return None
 
     def _execute(self, csv: dict[str, Any], plan: Plan) -> float | None:
         meta = csv["metadata"]
@@ -118,6 +132,8 @@ class CsvController:
             except (NotFound, Conflict):
                 raise  # not a refusal of the annotations: the worker retries
             except GatewayError as exc:
+                if refused_as_terminating(exc):
+                    raise
                 size = sum(len(k) + len(v) for k, v in (meta.get("annotations") or {}).items())
                 plan = transition(
                     self.world(csv),
@@ -128,11 +144,14 @@ class CsvController:
                     "(the API server allows 256 KiB in all).",
                 )
         if plan.apply:
+            applying: int | None = None  # which Deployment was refused, if one was
             try:
-                for deployment in plan.apply:
+                for index, deployment in enumerate(plan.apply):
+                    applying = index
                     # Write through: the next decision must judge what we applied, not a
                     # cached copy from before it (which would look like drift).
                     self.store.upsert("deployment", self.gateway.apply(deployment))
+                applying = None
                 for orphan in plan.delete_deployments:
                     self.gateway.delete(
                         "apps/v1", "Deployment", meta["namespace"], orphan, propagation="Foreground"
@@ -140,14 +159,17 @@ class CsvController:
             except (NotFound, Conflict):
                 raise  # the namespace is going, or a race: the worker retries
             except GatewayError as exc:
-                reason = (
-                    CsvReason.INSTALL_COMPONENT_FAILED_NO_RETRY
-                    if exc.status == 403
-                    else CsvReason.INSTALL_COMPONENT_FAILED
+                if refused_as_terminating(exc):
+                    raise
+                # One sentence on status (which Deployment, what the API server said, where
+                # to fix it); the same refusal again writes nothing (see install_failed).
+                log.debug("installing %s/%s: %s", meta["namespace"], meta["name"], exc)
+                message = (
+                    refusal_message(applying, plan.apply[applying], str(exc), exc.status)
+                    if applying is not None
+                    else f"install strategy failed: {exc}"
                 )
-                plan = transition(
-                    self.world(csv), CsvPhase.FAILED, reason, f"install strategy failed: {exc}"
-                )
+                plan = install_failed(self.world(csv), message, forbidden=exc.status == 403)
         if plan.status is not None:
             try:
                 self.gateway.patch_status(
@@ -176,7 +198,13 @@ class CsvController:
         try:
             self.gateway.event(csv, event_type, reason, message)
         except GatewayError as exc:
-            log.warning("could not record event %s on %s: %s", reason, csv["metadata"]["name"], exc)
+            log.log(
+                logging.DEBUG if refused_as_terminating(exc) else logging.WARNING,
+                "could not record event %s on %s: %s",
+                reason,
+                csv["metadata"]["name"],
+                exc,
+            )
 
     # ----- metadata we own on the CSV ---------------------------------------------------------------
 

@@ -101,6 +101,13 @@ class InstallPlanController:
                 objects[ref] = written[ref]
             elif kind in STORE_KINDS:
                 objects[ref] = self.store.get(STORE_KINDS[kind], ref[2], ref[3])
+                if objects[ref] is None and kind == CSV_KIND and step_done:
+                    # Created by an earlier pass, not in the cache yet: its uid goes into the
+                    # other steps' owner references, so read it rather than guess.
+                    try:
+                        objects[ref] = self.gateway.get(ref[0], kind, ref[2] or None, ref[3])
+                    except NotFound:
+                        objects[ref] = None
             elif step_done:
                 continue
             else:

@@ -24,6 +24,7 @@ import kopf
 
 from olm.api.labels import Label
 from olm.controllers.queue import WorkQueue
+from olm.controllers.scope import COPIED_CSV, OLM_CONFIG, resync_scope_keys, scope_keys, trim
 from olm.controllers.store import Store
 
 log = logging.getLogger("olm.watch")
@@ -48,11 +49,30 @@ class Watched:
     @property
     def selector(self) -> str:
         """The label selector the watch uses, as a query string value ('' for none)."""
-        return ",".join(sorted((self.labels or {}).keys()))
+        return ",".join(
+            f"!{key}" if value is kopf.ABSENT else key
+            for key, value in sorted((self.labels or {}).items())
+        )
 
 
 WATCHED: tuple[Watched, ...] = (
-    Watched("csv", "operators.coreos.com", "v1alpha1", "clusterserviceversions"),
+    # Copied CSVs (labelled olm.copiedFrom) are a kind of their own, kept as metadata only
+    # (olm.controllers.scope): one per target namespace, never acted upon as CSVs.
+    Watched(
+        "csv",
+        "operators.coreos.com",
+        "v1alpha1",
+        "clusterserviceversions",
+        {Label.COPIED_FROM.value: kopf.ABSENT},
+    ),
+    Watched(
+        COPIED_CSV,
+        "operators.coreos.com",
+        "v1alpha1",
+        "clusterserviceversions",
+        {Label.COPIED_FROM.value: kopf.PRESENT},
+    ),
+    Watched(OLM_CONFIG, "operators.coreos.com", "v1", "olmconfigs"),
     Watched("operatorgroup", "operators.coreos.com", "v1", "operatorgroups"),
     Watched("operatorcondition", "operators.coreos.com", "v2", "operatorconditions"),
     Watched("deployment", "apps", "v1", "deployments", {Label.OWNER.value: kopf.PRESENT}),
@@ -103,7 +123,22 @@ def related_keys(
     *,
     deleted: bool = False,
 ) -> list[WorkKey]:
-    """The work a change of `obj` (from `old`; None when new) makes necessary."""
+    """The work a change of `obj` (from `old`; None when new) makes necessary: the core
+    controllers' keys, and the scope controllers' (olm.controllers.scope.scope_keys)."""
+    scoped = scope_keys(kind, obj, store, old, deleted=deleted)
+    if kind in (COPIED_CSV, OLM_CONFIG):  # only the scope controllers read these
+        return scoped
+    return _related_keys(kind, obj, store, old, deleted=deleted) + scoped
+
+
+def _related_keys(
+    kind: str,
+    obj: dict[str, Any],
+    store: Store,
+    old: dict[str, Any] | None = None,
+    *,
+    deleted: bool = False,
+) -> list[WorkKey]:
     meta = obj.get("metadata") or {}
     namespace, name = meta.get("namespace") or "", meta.get("name") or ""
     status_only = not deleted and old is not None and _identity(old) == _identity(obj)
@@ -129,7 +164,14 @@ def related_keys(
         replaces = (obj.get("spec") or {}).get("replaces")
         for other in store.items("csv", namespace):
             other_name = other["metadata"]["name"]
-            if other_name == replaces or (other.get("spec") or {}).get("replaces") == name:
+            other_replaces = (other.get("spec") or {}).get("replaces")
+            # The CSV it replaces, the CSVs that replace it, and rival replacers of the same
+            # CSV (the loser of a two-replacers conflict recovers when the winner goes).
+            if (
+                other_name == replaces
+                or other_replaces == name
+                or (replaces and other_replaces == replaces and other_name != name)
+            ):
                 keys.append(("csv", namespace, other_name))
         return keys
     if kind == "operatorgroup":
@@ -173,7 +215,7 @@ def resync_keys(store: Store) -> list[WorkKey]:
         (kind, namespace, name) for kind in RESYNCED for namespace, name in store.keys(kind)
     ]
     keys += [("namespace", "", ns) for ns in sorted({ns for ns, _ in store.keys("subscription")})]
-    return keys
+    return keys + resync_scope_keys(store)
 
 
 class Lister(Protocol):
@@ -215,7 +257,7 @@ def _make_indexer(kind: str, store: Store) -> Callable[..., None]:
     def index(body: Any, **_: Any) -> None:
         # Returning None indexes nothing in kopf: the store is the one cache.
         if not store.synced.is_set():
-            store.upsert(kind, dict(body))
+            store.upsert(kind, trim(kind, dict(body)))
 
     index.__name__ = f"index_{kind}"
     return index
@@ -243,7 +285,7 @@ def _make_handler(kind: str, store: Store, queue: WorkQueue) -> Callable[..., No
             keys = related_keys(kind, obj, store, old, deleted=True)
             store.delete(kind, meta.get("namespace") or "", meta.get("name") or "")
         else:
-            old = store.upsert(kind, obj)
+            old = store.upsert(kind, trim(kind, obj))
             if unchanged(old, obj):
                 return
             keys = related_keys(kind, obj, store, old)

@@ -17,6 +17,13 @@ from olm.api.csv import GROUP_FAILURE_REASONS, INSTALL_TIMEOUT_SECONDS, CsvPhase
 from olm.api.labels import Annotation, Label
 from olm.api.views import CsvView
 from olm.csv.definitions import definition_problem
+from olm.csv.replacement import (
+    chosen_replacer,
+    deployment_owner_problem,
+    is_copy,
+    newest_in_chain,
+    replacement_problem,
+)
 from olm.csv.requirements import RequirementInputs, check_requirements, unmet_summary
 from olm.csv.status import parse_timestamp, same_phase, set_phase
 from olm.groups.targets import csv_annotations, install_mode_problem
@@ -24,8 +31,11 @@ from olm.install.deployments import Health, check_health, render_deployment
 from olm.install.strategy import InvalidStrategy, Strategy, parse_strategy
 
 REQUEUE_WHILE_INSTALLING = 5.0
-# After a failed install, wait this long before trying again (OLM retries with backoff).
+# After a failed install, wait this long before trying again (OLM retries with backoff). The
+# retry is quiet: a Failed CSV re-applies its Deployments straight away, and a refusal with the
+# same message leaves the status (and the CSV's resourceVersion) alone.
 RETRY_FAILED_INSTALL_AFTER = 30.0
+__all__ = ["Plan", "World", "decide", "install_failed", "is_copy", "lint", "transition"]
 # Top-level CSV spec fields OLM v0 knows; anything else is kept but reported.
 KNOWN_SPEC_FIELDS = frozenset(
     [
@@ -138,24 +148,9 @@ def transition(
     return plan
 
 
-def is_copy(csv: dict[str, Any]) -> bool:
-    meta = csv["metadata"]
-    return (
-        Label.COPIED_FROM in (meta.get("labels") or {})
-        or (csv.get("status") or {}).get("reason") == CsvReason.COPIED
-    )
-
-
 def replacement_of(world: World) -> dict[str, Any] | None:
-    name = world.csv["metadata"]["name"]
-    for other in world.csvs.values():
-        if (
-            other["metadata"]["name"] != name
-            and (other.get("spec") or {}).get("replaces") == name
-            and not is_copy(other)
-        ):
-            return other
-    return None
+    """The CSV that replaces this one: of several, the oldest (OLM takes any one)."""
+    return chosen_replacer(world.csv["metadata"]["name"], world.csvs)
 
 
 def replaced_csv(world: World) -> dict[str, Any] | None:
@@ -248,6 +243,12 @@ def _unsupported_feature(csv: dict[str, Any]) -> tuple[CsvReason, str] | None:
     return None
 
 
+def _deployment_conflict(world: World, strategy: Strategy) -> str | None:
+    return deployment_owner_problem(
+        world.csv, world.csvs, [d.name for d in strategy.deployments], world.deployments
+    )
+
+
 def desired_deployments(world: World, strategy: Strategy) -> list[dict[str, Any]]:
     return [render_deployment(world.csv, entry) for entry in strategy.deployments]
 
@@ -266,7 +267,10 @@ def decide(world: World) -> Plan:
     csv = world.csv
     if is_copy(csv):
         return Plan()
-    phase = CsvPhase(_status(world).get("phase", ""))
+    try:
+        phase = CsvPhase(_status(world).get("phase", ""))
+    except ValueError:  # a phase OLM does not know (a hand-edited status): start over
+        phase = CsvPhase.NONE
     reason = _status(world).get("reason", "")
 
     if phase == CsvPhase.DELETING:
@@ -321,6 +325,12 @@ def decide(world: World) -> Plan:
             CsvReason.REQUIREMENTS_UNKNOWN,
             "InstallModes now support target namespaces",
         )
+    # A replace cycle or a rival replacer never settles on its own (OLM leaves the first
+    # Pending forever and lets the second fight over Deployments): fail in every phase, so a
+    # Succeeded CSV caught in one stops too, and stay Failed until spec.replaces is fixed.
+    chain_problem = replacement_problem(csv, world.csvs)
+    if chain_problem:
+        return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, chain_problem)
 
     try:
         strategy = parse_strategy(csv)
@@ -338,9 +348,24 @@ def decide(world: World) -> Plan:
     if unsupported:
         return transition(world, CsvPhase.FAILED, unsupported[0], unsupported[1])
 
+    if phase == CsvPhase.FAILED and reason == CsvReason.OWNER_CONFLICT:
+        # OLM sends this through the reinstall path, which runs into the conflict again (a
+        # write loop); olm-py stays Failed while the conflict lasts and starts over after it.
+        conflict = _owner_conflict(world) or _deployment_conflict(world, strategy)
+        if conflict:
+            return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
+        return transition(
+            world,
+            CsvPhase.PENDING,
+            CsvReason.REQUIREMENTS_UNKNOWN,
+            "the owner conflict is resolved; checking requirements again",
+        )
     if phase == CsvPhase.PENDING:
         return _pending(world, strategy)
     if phase == CsvPhase.INSTALL_READY:
+        conflict = _deployment_conflict(world, strategy)
+        if conflict:
+            return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
         desired = desired_deployments(world, strategy)
         plan = Plan(apply=desired, delete_deployments=_orphans(world, desired))
         return transition(
@@ -381,12 +406,16 @@ def _pending(world: World, strategy: Strategy) -> Plan:
             message,
             requirementStatus=entries,
         )
-    conflict = _owner_conflict(world)
+    conflict = _owner_conflict(world) or _deployment_conflict(world, strategy)
     if conflict:
         return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
-    if old is not None and (old.get("status") or {}).get("phase") != CsvPhase.REPLACING:
-        # Wait for the old CSV to step aside; wake it so it notices it is being replaced.
-        plan = Plan(wake=[old["metadata"]["name"]], requeue_after=2.0)
+    old_phase = (old.get("status") or {}).get("phase") if old is not None else None
+    if old is not None and old_phase != CsvPhase.REPLACING:
+        # Wait for the old CSV to step aside. A Succeeded one does so on its next decision,
+        # so wake it (as OLM requeues it); any other phase changes by itself, and its status
+        # write wakes this CSV (the watch relates CSVs through spec.replaces). No polling: a
+        # wait on a CSV that never steps aside must cost nothing.
+        plan = Plan(wake=[old["metadata"]["name"]] if old_phase == CsvPhase.SUCCEEDED else [])
         if entries != _status(world).get("requirementStatus"):
             plan.status = {**_status(world), "requirementStatus": entries}
         return plan
@@ -469,6 +498,13 @@ def _succeeded(world: World, strategy: Strategy) -> Plan:
             CsvReason.COMPONENT_UNHEALTHY,
             f"installing: {health.message}",
         )
+    if health.timed_out:
+        return transition(
+            world,
+            CsvPhase.FAILED,
+            CsvReason.INSTALL_CHECK_FAILED,
+            f"install failed: {health.message}",
+        )
     if not health.healthy:
         return transition(
             world, CsvPhase.FAILED, CsvReason.COMPONENT_UNHEALTHY, f"installing: {health.message}"
@@ -476,8 +512,24 @@ def _succeeded(world: World, strategy: Strategy) -> Plan:
     return Plan()
 
 
+def install_failed(world: World, message: str, *, forbidden: bool = False) -> Plan:
+    """The plan after the API server refused an install write (the controller's part).
+
+    A refusal with the same message as the CSV's Failed status changes nothing (no write, no
+    event); a retryable one is tried again after RETRY_FAILED_INSTALL_AFTER.
+    """
+    if forbidden:  # OLM: a Forbidden error is unrecoverable until the cluster changes
+        return transition(
+            world, CsvPhase.FAILED, CsvReason.INSTALL_COMPONENT_FAILED_NO_RETRY, message
+        )
+    plan = transition(world, CsvPhase.FAILED, CsvReason.INSTALL_COMPONENT_FAILED, message)
+    plan.requeue_after = RETRY_FAILED_INSTALL_AFTER
+    return plan
+
+
 def _failed(world: World, strategy: Strategy) -> Plan:
-    if _status(world).get("reason") == CsvReason.INSTALL_COMPONENT_FAILED:
+    retry_install = _status(world).get("reason") == CsvReason.INSTALL_COMPONENT_FAILED
+    if retry_install:
         since = parse_timestamp(_status(world).get("lastTransitionTime"))
         waited = (world.now - since).total_seconds() if since else RETRY_FAILED_INSTALL_AFTER
         if waited < RETRY_FAILED_INSTALL_AFTER:
@@ -498,6 +550,29 @@ def _failed(world: World, strategy: Strategy) -> Plan:
             CsvPhase.SUCCEEDED,
             CsvReason.INSTALL_SUCCEEDED,
             "install strategy completed with no errors",
+        )
+    if health.timed_out:
+        # OLM checks this before its reinstall path: a Deployment past its progress deadline
+        # keeps the CSV Failed (reinstalling would time out again at once: a write loop).
+        return transition(
+            world,
+            CsvPhase.FAILED,
+            CsvReason.INSTALL_CHECK_FAILED,
+            f"install failed: {health.message}",
+        )
+    if retry_install:
+        # Apply again straight from Failed: when the API server refuses with the same
+        # message, nothing is written (OLM goes through Pending and InstallReady each time).
+        conflict = _deployment_conflict(world, strategy)
+        if conflict:
+            return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
+        desired = desired_deployments(world, strategy)
+        return transition(
+            world,
+            CsvPhase.INSTALLING,
+            CsvReason.INSTALL_SUCCEEDED,
+            "waiting for install components to report healthy",
+            Plan(apply=desired, delete_deployments=_orphans(world, desired)),
         )
     if health.drifted:
         return transition(
@@ -522,11 +597,17 @@ def _replacing(world: World) -> Plan:
             CsvReason.NEEDS_REINSTALL,
             "the ClusterServiceVersion that was replacing this one is gone; reinstalling",
         )
-    if (new.get("status") or {}).get("phase") == CsvPhase.SUCCEEDED:
+    # The replacement may already be on its way out itself (a chain applied at once): any
+    # Succeeded CSV further down the chain has taken over.
+    if any(
+        (c.get("status") or {}).get("phase") == CsvPhase.SUCCEEDED
+        for c in newest_in_chain(new, world.csvs)
+    ):
         return transition(
             world,
             CsvPhase.DELETING,
             CsvReason.REPLACED,
             "has been replaced by a newer ClusterServiceVersion that has successfully installed.",
         )
-    return Plan(requeue_after=2.0)
+    # Not yet: the replacement's status writes wake this CSV (no polling).
+    return Plan()

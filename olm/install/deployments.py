@@ -46,14 +46,15 @@ def _with_condition_env(containers: list[dict[str, Any]], csv_name: str) -> None
 def render_deployment(csv: dict[str, Any], entry: DeploymentSpecEntry) -> dict[str, Any]:
     meta = csv["metadata"]
     spec = copy.deepcopy(entry.spec)
-    template = spec.setdefault("template", {})
-    template_meta = template.setdefault("metadata", {})
+    # parse_strategy checked the shapes read here; an explicit null reads as absent.
+    template = spec["template"] = spec.get("template") or {}
+    template_meta = template["metadata"] = template.get("metadata") or {}
     # CSV annotations win over the template's own, as in OLM.
     template_meta["annotations"] = {
         **(template_meta.get("annotations") or {}),
         **(meta.get("annotations") or {}),
     }
-    pod_spec = template.setdefault("spec", {})
+    pod_spec = template["spec"] = template.get("spec") or {}
     _with_condition_env(pod_spec.get("containers") or [], meta["name"])
     _with_condition_env(pod_spec.get("initContainers") or [], meta["name"])
     spec["revisionHistoryLimit"] = 1
@@ -70,6 +71,25 @@ def render_deployment(csv: dict[str, Any], entry: DeploymentSpecEntry) -> dict[s
         },
         "spec": spec,
     }
+
+
+def refusal_message(index: int, deployment: dict[str, Any], error: str, status: int) -> str:
+    """The CSV status message for an API server refusal of the index-th rendered Deployment.
+
+    A 422 (Invalid) names the Deployment field the API server rejected; the message adds
+    where that field comes from in the CSV, so the fix is clear. Other refusals keep the
+    gateway's text.
+    """
+    if status != 422:
+        return f"install strategy failed: {error}"
+    _, marker, detail = error.partition(f"({status}): ")
+    name = deployment.get("metadata", {}).get("name", "")
+    source = f"spec.install.spec.deployments[{index}]"
+    return (
+        f"install strategy failed: the API server refused Deployment {name} "
+        f"({source}): {(detail if marker else error).rstrip('.')}. "
+        f"Fix {source}.spec in the ClusterServiceVersion."
+    )
 
 
 def is_subset(wanted: Any, actual: Any) -> bool:

@@ -110,11 +110,33 @@ def parse_strategy(csv: dict[str, Any]) -> Strategy:
     return Strategy(deployments, permissions)
 
 
+def _optional_mapping(parent: dict[str, Any], key: str, path: str) -> dict[str, Any]:
+    value = parent.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidStrategy(f"{path}.{key} must be an object, got {type(value).__name__}")
+    return value
+
+
 def _check_deployment_spec(spec: dict[str, Any], path: str) -> None:
-    """Type checks: a spec OLM could not even decode is an invalid strategy."""
+    """Type checks: a spec OLM could not even decode is an invalid strategy.
+
+    Only the parts olm-py itself reads or adds to (the pod template's metadata, annotations,
+    containers and their env) are checked here; everything else is the API server's to judge.
+    """
     template = spec.get("template")
     if not isinstance(template, dict):
         raise InvalidStrategy(f"{path}.template is missing: a deployment needs a pod template")
+    meta = _optional_mapping(template, "metadata", f"{path}.template")
+    _optional_mapping(meta, "annotations", f"{path}.template.metadata")
+    pod = _optional_mapping(template, "spec", f"{path}.template")
+    for key in ("containers", "initContainers"):
+        for index, container in enumerate(_require_list(pod, key, f"{path}.template.spec")):
+            where = f"{path}.template.spec.{key}[{index}]"
+            container = _require_mapping(container, where)
+            for env_index, env in enumerate(_require_list(container, "env", where)):
+                _require_mapping(env, f"{where}.env[{env_index}]")
     # Semantic checks (selector vs labels, containers) are left to the API server, whose
     # message names the field; OLM reports those as InstallComponentFailed too.
     replicas = spec.get("replicas", 1)

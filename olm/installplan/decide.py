@@ -58,6 +58,8 @@ SUBSCRIPTION_KIND = KINDS[Kind.SUBSCRIPTION].kind.value
 CRD_KIND = "CustomResourceDefinition"
 # How soon to look again while CRDs become Established.
 WAIT_FOR_API_SECONDS = 1.0
+# A step's CSV owner is not visible yet (created by an earlier pass): look again after this long.
+WAIT_FOR_OWNER_SECONDS = 0.5
 
 Ref = tuple[str, str, str, str]  # (apiVersion, kind, namespace or "", name) of a step's object
 
@@ -300,6 +302,34 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
         for ref, obj in snapshot.objects.items()
         if ref[1] == CSV_KIND and obj is not None
     }
+    unknown_owners = sorted(
+        {
+            str(owner.get("name", ""))
+            for index in stage(None)
+            if not done(index)
+            for owner in (manifests[index].get("metadata") or {}).get("ownerReferences") or []
+            if owner.get("kind") == CSV_KIND
+            and not owner.get("uid")
+            and not csv_uids.get(str(owner.get("name", "")))
+        }
+    )
+    if unknown_owners:
+        # Never write a step without its CSV owner: an object owned only by the CSV it
+        # replaces is deleted by the garbage collector with that CSV (issue 16).
+        gone = [
+            name
+            for name in unknown_owners
+            if any(ref[1] == CSV_KIND and ref[3] == name for ref in snapshot.objects)
+        ]
+        if gone:  # the snapshot read it, and it is not there: deleted after this plan made it
+            return _fail(
+                new,
+                f"ClusterServiceVersion {', '.join(gone)} was deleted before this InstallPlan "
+                "finished; its ServiceAccounts and RBAC are not created without their owner. "
+                "The Subscription resolves again; delete this InstallPlan if nothing does.",
+                now,
+            )
+        return Plan(tuple(actions), new, requeue_after=WAIT_FOR_OWNER_SECONDS)
     for index in stage(None):
         if done(index):
             continue

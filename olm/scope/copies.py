@@ -285,6 +285,9 @@ class CopySnapshot:
     occupied: Collection[str] = ()  # namespaces holding a non-copied CSV of the same name
     copies_enabled: bool = True  # OLMConfig spec.features.disableCopiedCSVs is not true
     protected_namespaces: frozenset[str] = frozenset()  # --protectedCopiedCSVNamespaces
+    # `copy_prototype(original)` computed earlier (callers cache it per resourceVersion, so
+    # the hashes of a big spec are not recomputed for every namespace); None computes it.
+    prototype: CopyPrototype | None = None
 
 
 @dataclass
@@ -354,7 +357,7 @@ def plan_copies(snapshot: CopySnapshot) -> CopyPlan:
             DISABLED_COPIED_CSVS_EVENT_REASON,
             f"CSV copying disabled for {origin}/{name}",
         )
-    proto = copy_prototype(original)
+    proto = snapshot.prototype or copy_prototype(original)
     occupied = set(snapshot.occupied)
     for namespace in sorted(wanted):
         if namespace in occupied and namespace not in snapshot.copies:

@@ -1,28 +1,41 @@
 """Bad input gets OLM's phase and reason, a message that names the problem and the fix, and
 an Event, while other CSVs carry on. Every case lives in its own namespace; all are applied
-together, so they also show that one broken CSV does not hold up the others."""
+together, so they also show that one broken CSV does not hold up the others.
+
+Explained is not enough: the module ends by checking that every case then stays put (no
+CSV or Deployment written again for longer than olm-py's install retry), and that `olm run`
+logged no Python traceback while the module ran.
+"""
 
 from __future__ import annotations
 
+import copy
 import json
+import os
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ControlPlane, OlmOperator
+from tests.conftest import ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import (
     apply,
     minimal_csv,
     operator_group,
+    phase,
     wait_phase,
     warning_events,
     with_deployment_spec,
 )
 
 ANNOTATION_LIMIT = 262144
+# Longer than olm-py's retry of a failed install (30 s): a retry that wrote would show.
+QUIET_SECONDS = 32
+CYCLE = "spec.replaces forms a cycle"
 
 
 @dataclass
@@ -33,6 +46,20 @@ class Case:
     message_has: list[str]
     groups: list[list[str] | None] = field(default_factory=lambda: [None])
     warning: str | None = None
+    # More CSVs applied in the same namespace (before `csv`), and what becomes of them:
+    # "Phase/Reason" and message fragments, or "absent" once OLM deleted it.
+    others: list[dict[str, Any]] = field(default_factory=list)
+    others_end: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+
+
+def sharing_deployment(csv: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
+    """`csv` installing exactly the Deployments of `owner` (same names, same selector)."""
+    csv = copy.deepcopy(csv)
+    csv["spec"]["install"] = copy.deepcopy(owner["spec"]["install"])
+    return csv
+
+
+BASE = minimal_csv("base")
 
 
 def big_annotations() -> dict[str, str]:
@@ -142,13 +169,67 @@ CASES = [
         "Failed/InstallComponentFailed",
         ["install strategy failed", "containerPort"],
     ),
+    Case(
+        "container-not-an-object",
+        with_deployment_spec(
+            minimal_csv("junk-container"),
+            template={
+                "metadata": {"labels": {"app": "junk-container"}},
+                "spec": {"containers": ["manager"]},
+            },
+        ),
+        "Failed/InvalidInstallStrategy",
+        ["spec.install.spec.deployments[0].spec.template.spec.containers[0] must be an object"],
+    ),
+    Case(
+        "replace-cycle-of-two",
+        minimal_csv("cycle-a", replaces="cycle-b"),
+        "Failed/OwnerConflict",
+        [CYCLE, "cycle-a replaces cycle-b, cycle-b replaces cycle-a", "Fix spec.replaces"],
+        others=[minimal_csv("cycle-b", replaces="cycle-a")],
+        others_end={"cycle-b": ("Failed/OwnerConflict", [CYCLE])},
+    ),
+    Case(
+        "replace-cycle-of-three",
+        minimal_csv("ring-a", replaces="ring-b"),
+        "Failed/OwnerConflict",
+        [CYCLE, "ring-a replaces ring-b, ring-b replaces ring-c, ring-c replaces ring-a"],
+        others=[
+            minimal_csv("ring-b", replaces="ring-c"),
+            minimal_csv("ring-c", replaces="ring-a"),
+        ],
+        others_end={
+            "ring-b": ("Failed/OwnerConflict", [CYCLE]),
+            "ring-c": ("Failed/OwnerConflict", [CYCLE]),
+        },
+    ),
+    Case(
+        "two-replace-the-same-one",
+        sharing_deployment(minimal_csv("upgrade-2", replaces="base"), BASE),
+        "Failed/OwnerConflict",
+        [
+            "spec.replaces names base, which ClusterServiceVersion upgrade-1 already replaces",
+            "Delete upgrade-2, or set its spec.replaces to upgrade-1",
+        ],
+        others=[BASE, sharing_deployment(minimal_csv("upgrade-1", replaces="base"), BASE)],
+        others_end={
+            "upgrade-1": ("Succeeded/InstallSucceeded", []),
+            "base": ("absent", []),  # replaced by upgrade-1, and deleted as OLM does
+        },
+    ),
     Case("healthy-neighbour", minimal_csv("fine"), "Succeeded/InstallSucceeded", []),
 ]
 
 
 @pytest.fixture(scope="module")
+def log_start(olm_operator: OlmOperator) -> int:
+    """Where this module's part of the `olm run` log begins."""
+    return olm_operator.log_path.stat().st_size if olm_operator.log_path.exists() else 0
+
+
+@pytest.fixture(scope="module")
 def cases(
-    control_plane: ControlPlane, olm_operator: OlmOperator
+    control_plane: ControlPlane, olm_operator: OlmOperator, log_start: int
 ) -> Iterator[dict[str, tuple[str, Case]]]:
     placed = {}
     for case in CASES:
@@ -157,6 +238,8 @@ def cases(
         for index, targets in enumerate(case.groups):
             name = "og" if len(case.groups) == 1 else f"og-{index}"
             operator_group(control_plane, namespace, name, targets)
+        for other in case.others:
+            apply(control_plane, namespace, other)
         apply(control_plane, namespace, case.csv)
         placed[case.name] = (namespace, case)
     yield placed
@@ -181,6 +264,25 @@ def test_bad_input_is_explained(
     if case.warning:
         warnings = warning_events(control_plane, namespace, name)
         assert any(case.warning in message for _, message in warnings), warnings
+    for other, (end, fragments) in case.others_end.items():
+        found = wait_phase(control_plane, namespace, other, end) if end != "absent" else None
+        if found is None:
+            wait_for(
+                lambda other=other: phase(control_plane, namespace, other) == "absent",
+                what=f"{other} deleted",
+            )
+        for fragment in fragments:
+            assert found is not None and fragment in found["status"]["message"]
+
+
+def test_two_replacers_leave_the_deployment_to_the_first(
+    control_plane: ControlPlane, cases: dict[str, tuple[str, Case]]
+) -> None:
+    namespace, _case = cases["two-replace-the-same-one"]
+    wait_phase(control_plane, namespace, "upgrade-1", "Succeeded/InstallSucceeded")
+    deployment = control_plane.get_json("deployment", "base-controller", "-n", namespace)
+    assert deployment["metadata"]["labels"]["olm.owner"] == "upgrade-1"
+    assert [o["name"] for o in deployment["metadata"]["ownerReferences"]] == ["upgrade-1"]
 
 
 @pytest.mark.parametrize(
@@ -199,9 +301,77 @@ def test_required_fields_are_refused_by_the_api_server(
 
 
 def test_a_namespace_that_gets_its_operator_group_recovers(
-    control_plane: ControlPlane, cases: dict[str, tuple[str, Case]]
+    control_plane: ControlPlane, olm_operator: OlmOperator, log_start: int, namespace: str
 ) -> None:
-    namespace, _case = cases["no-operator-group"]
+    apply(control_plane, namespace, minimal_csv("lonely"))
     wait_phase(control_plane, namespace, "lonely", "Failed/NoOperatorGroup")
     operator_group(control_plane, namespace)
     wait_phase(control_plane, namespace, "lonely", "Succeeded/InstallSucceeded")
+
+
+def test_unrelated_csvs_do_not_fight_over_one_deployment(
+    control_plane: ControlPlane, olm_operator: OlmOperator, log_start: int, namespace: str
+) -> None:
+    operator_group(control_plane, namespace)
+    first = minimal_csv("first")
+    apply(control_plane, namespace, first)
+    wait_phase(control_plane, namespace, "first", "Succeeded/InstallSucceeded")
+    apply(control_plane, namespace, sharing_deployment(minimal_csv("second"), first))
+    csv = wait_phase(control_plane, namespace, "second", "Failed/OwnerConflict")
+    message = csv["status"]["message"]
+    assert "Deployment first-controller" in message, message
+    assert "belongs to ClusterServiceVersion first" in message, message
+    assert phase(control_plane, namespace, "first") == "Succeeded/InstallSucceeded"
+    deployment = control_plane.get_json("deployment", "first-controller", "-n", namespace)
+    assert deployment["metadata"]["labels"]["olm.owner"] == "first"
+
+
+def written_state(plane: ControlPlane, namespaces: list[str]) -> dict[str, Any]:
+    """What a write by olm-py would change: each CSV's resourceVersion, and each Deployment's
+    generation and labels (its status belongs to the controller-manager)."""
+    state: dict[str, Any] = {}
+    for namespace in namespaces:
+        for csv in plane.get_json("csv", "-n", namespace)["items"]:
+            state[f"{namespace}/csv/{csv['metadata']['name']}"] = csv["metadata"]["resourceVersion"]
+        for deployment in plane.get_json("deployment", "-n", namespace)["items"]:
+            meta = deployment["metadata"]
+            state[f"{namespace}/deployment/{meta['name']}"] = (
+                meta.get("generation"),
+                meta.get("labels"),
+            )
+    return state
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_explained_states_stay_put(
+    control_plane: ControlPlane, olm_operator: OlmOperator, cases: dict[str, tuple[str, Case]]
+) -> None:
+    """No write loop: once explained, nothing is written again, not even by a retry. And no
+    busy loop: two CSVs that replace each other used to wake each other forever, burning a
+    whole core without writing anything. Idle, `olm run` uses a few percent of one; the
+    bound is half of one, far from both."""
+    for namespace, case in cases.values():
+        wait_phase(control_plane, namespace, case.csv["metadata"]["name"], case.phase)
+    namespaces = [namespace for namespace, _ in cases.values()]
+    assert olm_operator.process is not None
+    before = written_state(control_plane, namespaces)
+    cpu_before = cpu_seconds(olm_operator.process.pid)
+    time.sleep(QUIET_SECONDS)
+    busy = cpu_seconds(olm_operator.process.pid) - cpu_before
+    after = written_state(control_plane, namespaces)
+    changed = {k: (before.get(k), after.get(k)) for k in before.keys() | after.keys()}
+    assert {k: v for k, v in changed.items() if v[0] != v[1]} == {}
+    assert busy < QUIET_SECONDS / 2, f"olm run used {busy:.1f} s of CPU in {QUIET_SECONDS} s"
+
+
+def test_olm_run_logged_no_traceback(olm_operator: OlmOperator, log_start: int) -> None:
+    """Last in the module: bad input is explained on status, never as a Python traceback."""
+    with olm_operator.log_path.open("rb") as log:
+        log.seek(log_start)
+        text = log.read().decode(errors="replace")
+    assert "Traceback" not in text, text[max(0, text.index("Traceback") - 2000) :][:6000]

@@ -89,6 +89,9 @@ def test_opening_the_barrier_wakes_every_object_once() -> None:
             ("installplan", "b", "install-1"),
             ("catalogsource", "olm", "samples"),
             ("namespace", "", "b"),
+            # the scope controllers (olm.controllers.scope): per CSV and per group
+            ("scope", "a", "csv-1"),
+            ("scope-group", "a", "og"),
         ]
     )
 
@@ -118,7 +121,7 @@ def test_watched_paths_are_the_list_paths_of_every_namespace() -> None:
     assert Watched("namespace", "", "v1", "namespaces").path == "/api/v1/namespaces"
     csv = next(w for w in WATCHED if w.kind == "csv")
     assert csv.path == "/apis/operators.coreos.com/v1alpha1/clusterserviceversions"
-    assert csv.selector == ""
+    assert csv.selector == "!olm.copiedFrom", "copies are watched as a kind of their own"
 
 
 # ----- what a change wakes -------------------------------------------------------------------
@@ -192,4 +195,14 @@ def test_a_namespace_change_wakes_only_the_groups_whose_targets_it_can_change() 
         ("operatorgroup", "new", "own"),
         ("operatorgroup", "x", "names-it"),
         ("operatorgroup", "y", "selects"),
+        ("scope-namespace", "", "new"),  # its labels and copies (olm.controllers.scope)
     ]
+
+
+def test_a_csv_change_wakes_rival_replacers_of_the_same_csv() -> None:
+    store = csv_store()
+    store.upsert("csv", obj("a", "rival", spec={"replaces": "v1"}))
+    new = obj("a", "v2", "2", spec={"replaces": "v1"}, status={"phase": "Succeeded"})
+    keys = related_keys("csv", new, store, None, deleted=True)
+    assert ("csv", "a", "rival") in keys
+    assert keys.count(("csv", "a", "v2")) == 1

@@ -284,10 +284,27 @@ def test_the_rest_is_created_owned_by_the_csv_and_the_plan_completes() -> None:
     assert statuses(plan) == ["Created", "Present", "Created", "Created", "Created"]
 
 
-def test_an_owner_csv_that_does_not_exist_is_left_out() -> None:
+def test_a_step_is_never_written_without_its_csv_owner() -> None:
+    """The CSV was created by an earlier pass and has since been deleted: writing the
+    ServiceAccount without it would leave it owned by the replaced CSV, or by nothing."""
     ip = install_plan(plan=entries(statuses=DONE))
     plan = decide(snap(ip, established(objects_of(ip)["CustomResourceDefinition"])))
-    assert all("ownerReferences" not in a.body["metadata"] for a in plan.actions)
+    assert plan.actions == ()
+    assert plan.status is not None and plan.status["phase"] == "Failed"
+    assert "was deleted before this InstallPlan finished" in plan.status["message"]
+
+
+def test_a_csv_owner_not_read_yet_is_waited_for() -> None:
+    ip = install_plan(plan=entries(statuses=DONE))
+    steps = objects_of(ip)
+    snapshot = snap(ip, established(steps["CustomResourceDefinition"]))
+    unknown = {
+        ref: obj for ref, obj in snapshot.objects.items() if ref[1] != "ClusterServiceVersion"
+    }
+    plan = decide(Snapshot(ip, NOW, objects=unknown))
+    assert plan.actions == ()
+    assert plan.requeue_after is not None and plan.requeue_after > 0
+    assert plan.status is None or plan.status.get("phase") == "Installing"
 
 
 def test_an_upgrade_adds_the_new_csv_to_the_service_accounts_owners() -> None:
@@ -366,8 +383,9 @@ def test_an_unserved_kind_among_the_rest_fails_the_plan() -> None:
     ip = install_plan(plan=entries(statuses=DONE))
     steps = objects_of(ip)
     ref = step_ref(steps["Role"])
+    csv = live(steps["ClusterServiceVersion"], uid="uid-old")
     plan = decide(
-        snap(ip, established(steps["CustomResourceDefinition"]), unserved={ref: "not served"})
+        snap(ip, established(steps["CustomResourceDefinition"]), csv, unserved={ref: "not served"})
     )
     assert plan.status is not None and plan.status["phase"] == "Failed"
     assert plan.status["message"].startswith("error creating step Role ")
@@ -424,7 +442,8 @@ def test_a_plan_runs_to_complete_and_a_second_run_writes_nothing(phase: str) -> 
 def test_an_error_fails_the_plan_and_keeps_the_steps_that_were_written() -> None:
     ip = install_plan(plan=entries(statuses=DONE))
     steps = objects_of(ip)
-    snapshot = snap(ip, established(steps["CustomResourceDefinition"]))
+    csv = live(steps["ClusterServiceVersion"], uid="uid-old")
+    snapshot = snap(ip, established(steps["CustomResourceDefinition"]), csv)
     plan = decide(snapshot)
     failed = interrupted(snapshot, plan, 1, "roles.rbac.authorization.k8s.io is forbidden")
     assert failed.status is not None and failed.status["phase"] == "Failed"
@@ -437,7 +456,8 @@ def test_an_error_fails_the_plan_and_keeps_the_steps_that_were_written() -> None
 def test_a_stale_snapshot_keeps_the_plan_installing_with_what_was_written() -> None:
     ip = install_plan(plan=entries(statuses=DONE), conditions=[])
     steps = objects_of(ip)
-    snapshot = snap(ip, established(steps["CustomResourceDefinition"]))
+    csv = live(steps["ClusterServiceVersion"], uid="uid-old")
+    snapshot = snap(ip, established(steps["CustomResourceDefinition"]), csv)
     plan = decide(snapshot)
     stale = interrupted(snapshot, plan, 2)
     assert stale.status is not None and stale.status["phase"] == "Installing"
