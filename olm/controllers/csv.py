@@ -83,6 +83,7 @@ class CsvController:
             served_kinds=self.gateway.served_kinds() if needs_discovery else frozenset(),
         )
         replaces = (csv.get("spec") or {}).get("replaces")
+        subscription = self._subscription(csv)
         return World(
             csv=csv,
             operator_groups=groups,
@@ -96,7 +97,26 @@ class CsvController:
             if replaces
             else None,
             now=now(),
+            subscription=subscription["metadata"]["name"] if subscription else None,
+            subscription_config=(subscription.get("spec") or {}).get("config")
+            if subscription
+            else None,
         )
+
+    def _subscription(self, csv: dict[str, Any]) -> dict[str, Any] | None:
+        """The Subscription whose status.installedCSV (as OLM) or currentCSV names the CSV."""
+        meta = csv["metadata"]
+        found = None
+        for sub in sorted(
+            self.store.items("subscription", meta["namespace"]),
+            key=lambda s: s["metadata"]["name"],
+        ):
+            status = sub.get("status") or {}
+            if status.get("installedCSV") == meta["name"]:
+                return sub
+            if found is None and status.get("currentCSV") == meta["name"]:
+                found = sub
+        return found
 
     # ----- reconcile ---------------------------------------------------------------------------
 
@@ -169,6 +189,12 @@ class CsvController:
                     if applying is not None
                     else f"install strategy failed: {exc}"
                 )
+                subscription = self._subscription(csv)
+                if subscription and (subscription.get("spec") or {}).get("config"):
+                    message += (
+                        f" The Deployment includes spec.config of Subscription "
+                        f"{subscription['metadata']['name']}: check it too."
+                    )
                 plan = install_failed(self.world(csv), message, forbidden=exc.status == 403)
         if plan.status is not None:
             try:

@@ -152,7 +152,17 @@ def _related_keys(
         ]
 
     if kind == "subscription":
-        return [("namespace", "", namespace)]
+        # The CSV it installed merges its spec.config into its Deployments.
+        sub_status = obj.get("status") or {}
+        named = {sub_status.get("installedCSV"), sub_status.get("currentCSV")}
+        if old is not None:
+            named |= {
+                (old.get("status") or {}).get("installedCSV"),
+                (old.get("status") or {}).get("currentCSV"),
+            }
+        return [("namespace", "", namespace)] + [
+            ("csv", namespace, csv_name) for csv_name in sorted(n for n in named if n)
+        ]
     if kind == "installplan":
         return [("installplan", namespace, name), ("namespace", "", namespace)]
     if kind == "catalogsource":

@@ -27,7 +27,8 @@ from olm.csv.replacement import (
 from olm.csv.requirements import RequirementInputs, check_requirements, unmet_summary
 from olm.csv.status import parse_timestamp, same_phase, set_phase
 from olm.groups.targets import csv_annotations, install_mode_problem
-from olm.install.deployments import Health, check_health, render_deployment
+from olm.install.deployments import Health, check_health, render_deployment, spec_hash
+from olm.install.overrides import apply_config, config_problem
 from olm.install.strategy import InvalidStrategy, Strategy, parse_strategy
 
 REQUEUE_WHILE_INSTALLING = 5.0
@@ -106,6 +107,10 @@ class World:
     deployments: dict[str, dict[str, Any]]
     replaced_condition: dict[str, Any] | None
     now: datetime.datetime
+    # The Subscription that installed this CSV (status.installedCSV or currentCSV names it):
+    # its name and spec.config, merged into every Deployment (olm.install.overrides).
+    subscription: str | None = None
+    subscription_config: Any = None
 
 
 @dataclass
@@ -250,7 +255,26 @@ def _deployment_conflict(world: World, strategy: Strategy) -> str | None:
 
 
 def desired_deployments(world: World, strategy: Strategy) -> list[dict[str, Any]]:
-    return [render_deployment(world.csv, entry) for entry in strategy.deployments]
+    rendered = [render_deployment(world.csv, entry) for entry in strategy.deployments]
+    if not world.subscription_config or config_problem(world.subscription_config):
+        return rendered
+    merged = []
+    for deployment in rendered:
+        deployment = apply_config(deployment, world.subscription_config)
+        # The hash covers the merged spec: a config change rolls the Deployment.
+        deployment["metadata"]["labels"][Label.DEPLOYMENT_SPEC_HASH] = spec_hash(deployment["spec"])
+        merged.append(deployment)
+    return merged
+
+
+def _config_problem(world: World) -> str | None:
+    problem = config_problem(world.subscription_config)
+    if problem is None:
+        return None
+    return (
+        f"Subscription {world.subscription}: {problem}. Fix spec.config in "
+        f"Subscription {world.subscription}."
+    )
 
 
 def _orphans(world: World, desired: list[dict[str, Any]]) -> list[str]:
@@ -347,6 +371,9 @@ def decide(world: World) -> Plan:
     unsupported = _unsupported_feature(csv)
     if unsupported:
         return transition(world, CsvPhase.FAILED, unsupported[0], unsupported[1])
+    bad_config = _config_problem(world)
+    if bad_config:
+        return transition(world, CsvPhase.FAILED, CsvReason.INVALID_INSTALL_STRATEGY, bad_config)
 
     if phase == CsvPhase.FAILED and reason == CsvReason.OWNER_CONFLICT:
         # OLM sends this through the reinstall path, which runs into the conflict again (a
