@@ -30,9 +30,10 @@ from olm.catalog.model import Catalog
 from olm.catalogsource.decide import Cached, Fetched, SourcePlan, SourceSnapshot, decide
 from olm.catalogsource.failures import Failure, FailureKind, grpc_failure
 from olm.catalogsource.source import ReadConfigMap, ReadRegistry, what_to_read
+from olm.controllers.events import record_event
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
-from olm.kube.errors import Conflict, GatewayError, NotFound
+from olm.kube.errors import Conflict, NotFound
 from olm.kube.protocol import KubeGateway
 from olm.registry.client import RegistryClient
 
@@ -181,15 +182,4 @@ class CatalogSourceController:
         return plan.requeue_after
 
     def _event(self, source: dict[str, Any], event_type: str, reason: str, message: str) -> None:
-        try:
-            self.gateway.event(source, event_type, reason, message)
-        except (NotFound, Conflict):
-            pass
-        except GatewayError as exc:
-            log.warning(
-                "could not record event %s on CatalogSource %s/%s: %s",
-                reason,
-                source["metadata"].get("namespace"),
-                source["metadata"].get("name"),
-                exc,
-            )
+        record_event(self.gateway, source, event_type, reason, message)

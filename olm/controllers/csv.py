@@ -19,6 +19,7 @@ from typing import Any
 from olm.api.csv import CsvPhase, CsvReason
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
+from olm.controllers.events import record_event, refused_as_terminating
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.csv.phase import Plan, World, decide, install_failed, is_copy, transition
@@ -42,13 +43,6 @@ OLM_ANNOTATIONS = (
 
 def now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
-
-
-def refused_as_terminating(exc: GatewayError) -> bool:
-    """The namespace is being deleted: the API server's NamespaceLifecycle admission refuses
-    every new object there (403). The cache may not know yet; the namespace's own watch
-    event will stop further work, so this is no failure of the CSV's."""
-    return exc.status == 403 and "because it is being terminated" in str(exc)
 
 
 class CsvController:
@@ -221,16 +215,7 @@ class CsvController:
         return plan.requeue_after
 
     def _event(self, csv: dict[str, Any], event_type: str, reason: str, message: str) -> None:
-        try:
-            self.gateway.event(csv, event_type, reason, message)
-        except GatewayError as exc:
-            log.log(
-                logging.DEBUG if refused_as_terminating(exc) else logging.WARNING,
-                "could not record event %s on %s: %s",
-                reason,
-                csv["metadata"]["name"],
-                exc,
-            )
+        record_event(self.gateway, csv, event_type, reason, message)
 
     # ----- metadata we own on the CSV ---------------------------------------------------------------
 

@@ -17,10 +17,11 @@ from typing import Any
 
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Annotation
+from olm.controllers.events import record_event
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.groups.decide import GroupPlan, GroupSnapshot, decide
-from olm.kube.errors import Conflict, GatewayError, NotFound
+from olm.kube.errors import Conflict, NotFound
 from olm.kube.protocol import KubeGateway
 
 log = logging.getLogger("olm.operatorgroup")
@@ -108,15 +109,4 @@ class OperatorGroupController:
         return plan.requeue_after
 
     def _event(self, group: dict[str, Any], event_type: str, reason: str, message: str) -> None:
-        try:
-            self.gateway.event(group, event_type, reason, message)
-        except (NotFound, Conflict):
-            pass
-        except GatewayError as exc:
-            log.warning(
-                "could not record event %s on OperatorGroup %s/%s: %s",
-                reason,
-                group["metadata"].get("namespace"),
-                group["metadata"].get("name"),
-                exc,
-            )
+        record_event(self.gateway, group, event_type, reason, message)

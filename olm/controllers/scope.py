@@ -36,6 +36,7 @@ from olm.api.scope import (
     OLM_CONFIG_NAME,
     OPGROUP_AGGREGATE_TO_PREFIX,
 )
+from olm.controllers.events import record_event
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.csv.rbac import RbacSnapshot
@@ -337,10 +338,7 @@ class ScopeState:
         self._event(csv, event_type, reason, message)
 
     def _event(self, csv: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
-        try:
-            self.gateway.event(dict(csv), event_type, reason, message)
-        except GatewayError as exc:
-            log.warning("could not record event %s on %s: %s", reason, _meta(csv).get("name"), exc)
+        record_event(self.gateway, csv, event_type, reason, message)
 
     def _disabled_events(self, csv: Mapping[str, Any]) -> list[dict[str, Any]]:
         meta = _meta(csv)
