@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup venv binaries test lint typecheck contracts unit integration e2e demo bench clean down
+.PHONY: setup venv binaries image test lint typecheck contracts unit integration e2e demo bench clean down
 
 setup: venv binaries
 
@@ -24,9 +24,14 @@ $(STAMP): pyproject.toml
 binaries: venv
 	@$(BIN)/olm dev build
 
+# The container image localhost/olm-py:dev, built offline with podman (docs/image.md).
+image: venv
+	@$(BIN)/olm dev image
+
 lint: venv
 	$(BIN)/ruff check olm tests benchmarks
 	$(BIN)/ruff format --check olm tests benchmarks
+	$(BIN)/hadolint Dockerfile
 
 typecheck: venv
 	$(BIN)/mypy olm
@@ -37,13 +42,13 @@ contracts: venv
 unit: venv
 	$(BIN)/pytest tests/unit -q
 
-integration: setup
+integration: setup image
 	$(BIN)/pytest tests/integration -q
 
 e2e: setup
 	$(BIN)/pytest tests/e2e -q
 
-test: setup lint typecheck contracts
+test: setup lint typecheck contracts image
 	$(BIN)/pytest tests -q
 
 demo: setup

@@ -10,7 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import catalogs, devcluster, faults, olm_operator, resolution
+from benchmarks import (
+    catalogs,
+    devcluster,
+    faults,
+    global_operators,
+    olm_install,
+    olm_operator,
+    resolution,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -36,6 +44,8 @@ BENCHMARKS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "catalogs": catalogs.run,
     "resolution": resolution.run,
     "faults": _faults,
+    "global_operators": global_operators.run,
+    "olm_install": olm_install.run,
 }
 
 

@@ -2,6 +2,11 @@
 
 Invariants: one work queue shared by all controllers (keys are (controller, namespace,
 name)); a fixed pool of worker threads; a periodic resync re-enqueues every object.
+
+With leader election (`Operations.leader_elect`), every replica watches and keeps its cache
+warm, but only the holder of the Lease reconciles or writes anything (workers, the samples
+CatalogSource): a standby's workers wait for leadership. Losing the Lease stops the process
+(exit status 1, as controller-runtime does); the Deployment starts it again as a standby.
 """
 
 from __future__ import annotations
@@ -10,9 +15,11 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import kopf
@@ -27,12 +34,49 @@ from olm.controllers.scope import controllers as scope_controllers
 from olm.controllers.store import Store
 from olm.controllers.subscription import SubscriptionController
 from olm.controllers.watch import configure, register, relist, resync_keys
+from olm.election.decide import DEFAULT_TIMING, Timing
 from olm.kube.client import api_client
 from olm.kube.gateway import Gateway, GatewayError
+from olm.kube.lease import LeaderElector, LeaseLock
+from olm.metrics.collector import OlmCollector
+from olm.metrics.collector import registry as metrics_registry
+from olm.metrics.counters import COUNTERS, Counters
+from olm.metrics.server import Route, Server, health_routes, metrics_routes
 
 log = logging.getLogger("olm")
 DEFAULT_RESYNC_SECONDS = 300.0
 SAMPLES_SOURCE = "samples"
+# OLM v0 runs without leader election (one replica per controller); olm-py's Lease is its own.
+LEASE_NAME = "olm-py"
+DEFAULT_LEASE_NAMESPACE = "olm"
+# Exit status of `olm run` when it lost the Lease (the Deployment restarts it as a standby).
+EXIT_LEADERSHIP_LOST = 1
+
+
+def default_identity() -> str:
+    """POD_NAME in a pod (the Downward API), else hostname_pid."""
+    return os.environ.get("POD_NAME") or f"{socket.gethostname()}_{os.getpid()}"
+
+
+def default_lease_namespace() -> str:
+    return os.environ.get("POD_NAMESPACE") or DEFAULT_LEASE_NAMESPACE
+
+
+@dataclass(frozen=True)
+class Operations:
+    """How `olm run` runs as a cluster workload: leader election and the HTTP endpoints.
+
+    Ports of 0 disable an endpoint (the default for `olm run` on a laptop; the chart passes
+    --health-port 8081 --metrics-port 8080)."""
+
+    leader_elect: bool = False
+    lease_namespace: str = field(default_factory=default_lease_namespace)
+    lease_name: str = LEASE_NAME
+    identity: str = field(default_factory=default_identity)
+    timing: Timing = DEFAULT_TIMING
+    health_port: int = 0
+    metrics_port: int = 0
+    bind_address: str = "0.0.0.0"
 
 
 class Controller(Protocol):
@@ -41,21 +85,34 @@ class Controller(Protocol):
     def reconcile(self, namespace: str, name: str) -> float | None: ...
 
 
-def _worker(queue: WorkQueue, controllers: dict[str, Controller]) -> None:
+def _worker(
+    queue: WorkQueue,
+    controllers: dict[str, Controller],
+    leading: threading.Event | None = None,
+    stop: threading.Event | None = None,
+    counters: Counters = COUNTERS,
+) -> None:
+    # A standby's worker takes no work until this process leads (the queue keeps filling).
+    while leading is not None and not leading.wait(0.5):
+        if stop is not None and stop.is_set():
+            return
     while True:
         key = queue.get()
         if key is None:
             return
         assert isinstance(key, tuple)
         kind, namespace, name = (str(part) for part in key)
+        result = "success"
         try:
             requeue = controllers[kind].reconcile(namespace, name)
         except GatewayError as exc:  # the API server said no: one line, then retry
+            result = "error"
             delay = queue.retry(key)
             log.warning(
                 "reconciling %s %s/%s: %s; retrying in %.1fs", kind, namespace, name, exc, delay
             )
         except Exception:
+            result = "error"
             delay = queue.retry(key)
             log.exception(
                 "reconciling %s %s/%s failed; retrying in %.1fs", kind, namespace, name, delay
@@ -63,9 +120,11 @@ def _worker(queue: WorkQueue, controllers: dict[str, Controller]) -> None:
         else:
             queue.forget(key)
             if requeue is not None:
+                result = "requeue_after"
                 queue.add_after(key, requeue)
         finally:
             queue.done(key)
+            counters.reconciled(kind, result)
 
 
 def _resync(
@@ -104,8 +163,9 @@ def _free_port(preferred: int) -> int:
     raise OSError("no free port on 127.0.0.1")
 
 
-def _serve_samples(gateway: Gateway) -> Any:
-    """Serve the catalogs olm-py ships in-process; register them as CatalogSource olm/samples."""
+def _serve_samples(gateway: Gateway) -> tuple[Any, Callable[[], None]]:
+    """Serve the catalogs olm-py ships in-process; return the server, and the step that
+    registers them as CatalogSource olm/samples (a write: only the leader runs it)."""
     from olm.catalog.formats import load
     from olm.catalog.samples import CATALOG
     from olm.registry.index import RegistryIndex
@@ -120,9 +180,26 @@ def _serve_samples(gateway: Gateway) -> Any:
             SAMPLES_SOURCE,
         )
     # Keep the port of the last run when it is free, so a restart does not rewrite the
-    # CatalogSource (and wake every Subscription that uses it).
+    # CatalogSource (and wake every Subscription that uses it). Replicas in pods of their own
+    # all get that port, so a new leader finds the address already right.
     port = _free_port(_previous_port(existing))
     server = serve(RegistryIndex(load(CATALOG.parent)), f"127.0.0.1:{port}")
+
+    def register() -> None:
+        _register_samples(gateway, port)
+
+    return server, register
+
+
+def _register_samples(gateway: Gateway, port: int) -> None:
+    existing: dict[str, Any] | None = None
+    with contextlib.suppress(GatewayError):
+        existing = gateway.get(
+            KINDS[Kind.CATALOG_SOURCE].api_version,
+            Kind.CATALOG_SOURCE.value,
+            GLOBAL_NAMESPACE,
+            SAMPLES_SOURCE,
+        )
     spec = {
         "sourceType": "grpc",
         "address": f"127.0.0.1:{port}",
@@ -139,7 +216,7 @@ def _serve_samples(gateway: Gateway) -> Any:
         (existing.get("spec") or {}).get(k) == v for k, v in spec.items()
     ):
         log.info("serving the samples catalog on 127.0.0.1:%d (unchanged)", port)
-        return server
+        return
     try:
         gateway.apply(source)
         log.info(
@@ -154,7 +231,54 @@ def _serve_samples(gateway: Gateway) -> Any:
             GLOBAL_NAMESPACE,
             exc,
         )
-    return server
+
+
+def _cached_objects(store: Store) -> Callable[[], dict[str, list[dict[str, Any]]]]:
+    def objects() -> dict[str, list[dict[str, Any]]]:
+        return {
+            kind: store.items(kind)
+            for kind in ("csv", "subscription", "installplan", "catalogsource")
+        }
+
+    return objects
+
+
+class ListenError(RuntimeError):
+    """A health or metrics port cannot be listened on (in use, or a bad address)."""
+
+
+def _server(ops: Operations, port: int, routes: dict[str, Route], flag: str) -> Server:
+    try:
+        return Server(ops.bind_address, port, routes)
+    except OSError as exc:
+        raise ListenError(
+            f"cannot listen on {ops.bind_address}:{port} ({exc.strerror or exc}); "
+            f"choose another {flag} (0 turns it off) or --bind-address"
+        ) from exc
+
+
+def _servers(ops: Operations, store: Store, leading: Callable[[], bool]) -> list[Server]:
+    servers: list[Server] = []
+    if ops.health_port:
+        routes = health_routes(store.synced.is_set)
+        servers.append(_server(ops, ops.health_port, routes, "--health-port"))
+        log.info("serving /healthz and /readyz on %s:%d", ops.bind_address, ops.health_port)
+    if ops.metrics_port:
+        collector = OlmCollector(
+            _cached_objects(store),
+            COUNTERS,
+            leading,
+            lease_name=ops.lease_name if ops.leader_elect else None,
+        )
+        routes = metrics_routes(metrics_registry(collector))
+        try:
+            servers.append(_server(ops, ops.metrics_port, routes, "--metrics-port"))
+        except ListenError:
+            for server in servers:
+                server.httpd.server_close()
+            raise
+        log.info("serving /metrics on %s:%d", ops.bind_address, ops.metrics_port)
+    return [server.start() for server in servers]
 
 
 def run(
@@ -165,13 +289,17 @@ def run(
     stop: threading.Event | None = None,
     ready: Callable[[], Any] | None = None,
     samples: bool = True,
-) -> None:
-    """Run the controllers until SIGTERM/SIGINT (or `stop` is set)."""
+    ops: Operations | None = None,
+) -> int:
+    """Run the controllers until SIGTERM/SIGINT (or `stop` is set); the exit status (0, or
+    EXIT_LEADERSHIP_LOST)."""
+    ops = ops or Operations()
     if kubeconfig:
         os.environ["KUBECONFIG"] = kubeconfig
-    logging.getLogger("kopf").setLevel(logging.WARNING)
+    logging.getLogger("kopf").setLevel(max(logging.WARNING, logging.getLogger().level))
     stop = stop or threading.Event()
-    gateway = Gateway(api_client(kubeconfig))
+    api = api_client(kubeconfig)
+    gateway = Gateway(api)
     store, queue, cache = Store(), WorkQueue(), CatalogCache()
     controllers: dict[str, Controller] = {
         c.kind: c
@@ -184,13 +312,41 @@ def run(
             *scope_controllers(store, gateway, queue),
         )
     }
-    samples_server = _serve_samples(gateway) if samples else None
+    leading = threading.Event()
+    lost = threading.Event()
+    servers = _servers(ops, store, leading.is_set)  # first: a busy port fails before anything
+    samples_server, register_samples = _serve_samples(gateway) if samples else (None, None)
+    elector: LeaderElector | None = None
+    if ops.leader_elect:
+        elector = LeaderElector(
+            LeaseLock(api, ops.lease_namespace, ops.lease_name), ops.identity, ops.timing
+        )
     registry = kopf.OperatorRegistry()
     register(registry, store, queue)
     settings = kopf.OperatorSettings()
     configure(settings)
+
+    def start_leading() -> None:
+        if register_samples is not None:
+            register_samples()
+        if store.synced.is_set():  # a standby's cache is warm: wake everything once
+            for key in resync_keys(store):
+                queue.add(key)
+        leading.set()
+
+    def lose_leadership() -> None:
+        leading.clear()
+        lost.set()
+        queue.close()  # no worker takes another key
+        stop.set()
+
     threads = [
-        threading.Thread(target=_worker, args=(queue, controllers), daemon=True, name=f"worker-{i}")
+        threading.Thread(
+            target=_worker,
+            args=(queue, controllers, leading, stop),
+            daemon=True,
+            name=f"worker-{i}",
+        )
         for i in range(workers)
     ]
     threads.append(
@@ -198,8 +354,19 @@ def run(
             target=_resync, args=(queue, store, gateway, resync, stop), daemon=True, name="resync"
         )
     )
+    if elector is not None:
+        threads.append(
+            threading.Thread(
+                target=elector.run,
+                args=(stop, start_leading, lose_leadership),
+                daemon=True,
+                name="leader-election",
+            )
+        )
     for thread in threads:
         thread.start()
+    if elector is None:
+        start_leading()
     log.info("olm-py controllers started (%d workers)", workers)
     started = time.monotonic()
     loop = asyncio.new_event_loop()
@@ -223,4 +390,14 @@ def run(
         queue.close()
         for thread in threads:
             thread.join(timeout=10)
+        if elector is not None and not lost.is_set():
+            elector.release()  # the workers are done: a standby may lead right away
+        for server in servers:
+            server.stop()
         log.info("olm-py controllers stopped after %.0fs", time.monotonic() - started)
+    if lost.is_set():
+        log.error(
+            "exiting: this replica no longer holds Lease %s/%s", ops.lease_namespace, ops.lease_name
+        )
+        return EXIT_LEADERSHIP_LOST
+    return 0

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from olm.catalog.cli import add_commands as add_catalog_commands
+from olm.deploy.cli import add_commands as add_deploy_commands
 from olm.devcluster.build import BuildError, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
+from olm.devcluster.image import ImageError, build_image, package_version
 from olm.devcluster.progress import Progress
 
 
@@ -79,6 +81,11 @@ def _cmd_env(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_image(args: argparse.Namespace) -> int:
+    print(build_image(progress=Progress(), force=args.force))
+    return 0
+
+
 def _cmd_kubeconfig(args: argparse.Namespace) -> int:
     cluster = _cluster(args, Progress(quiet=True))
     if not cluster.kubeconfig_path.is_file():
@@ -92,19 +99,33 @@ def _cmd_kubeconfig(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    import logging
+    from olm import logs
+    from olm.app import ListenError, Operations, default_lease_namespace, run
 
-    from olm.app import run
-
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    logs.setup(args.log_format, args.log_level)
+    ops = Operations(
+        leader_elect=args.leader_elect,
+        lease_namespace=args.leader_election_namespace or default_lease_namespace(),
+        health_port=args.health_port,
+        metrics_port=args.metrics_port,
+        bind_address=args.bind_address,
     )
-    run(args.kubeconfig, workers=args.workers, resync=args.resync, samples=not args.no_samples)
-    return 0
+    try:
+        return run(
+            args.kubeconfig,
+            workers=args.workers,
+            resync=args.resync,
+            samples=not args.no_samples,
+            ops=ops,
+        )
+    except ListenError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="olm", description="olm-py: OLM v0 in Python")
+    parser.add_argument("--version", action="version", version=f"olm-py {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
         "run", help="run the controllers in the foreground (stop with SIGTERM)"
@@ -119,8 +140,48 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not serve the samples catalog as CatalogSource olm/samples",
     )
+    run.add_argument(
+        "--leader-elect",
+        action="store_true",
+        help="only the holder of Lease olm-py reconciles (for several replicas)",
+    )
+    run.add_argument(
+        "--leader-election-namespace",
+        metavar="NS",
+        help="namespace of the Lease (default: $POD_NAMESPACE, else olm)",
+    )
+    run.add_argument(
+        "--health-port",
+        type=int,
+        default=0,
+        metavar="N",
+        help="serve /healthz and /readyz on this port (default 0: off)",
+    )
+    run.add_argument(
+        "--metrics-port",
+        type=int,
+        default=0,
+        metavar="N",
+        help="serve Prometheus /metrics on this port (default 0: off)",
+    )
+    run.add_argument(
+        "--bind-address",
+        default="0.0.0.0",
+        help="address the health and metrics ports listen on (default 0.0.0.0)",
+    )
+    run.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="log lines as text or JSON"
+    )
+    run.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        type=str.lower,
+        help="lowest level logged (default info)",
+    )
     run.set_defaults(func=_cmd_run)
     add_catalog_commands(commands)
+    add_deploy_commands(commands)
     dev = commands.add_parser("dev", help="the local Kubernetes control plane")
     dev.add_argument(
         "--state-dir", help="where the cluster keeps its state (default: ~/.local/state/olm-py/dev)"
@@ -145,6 +206,13 @@ def build_parser() -> argparse.ArgumentParser:
     dev_commands.add_parser("kubeconfig", help="print the kubeconfig path").set_defaults(
         func=_cmd_kubeconfig
     )
+    image = dev_commands.add_parser(
+        "image", help="build the container image localhost/olm-py:dev offline (podman)"
+    )
+    image.add_argument(
+        "--force", action="store_true", help="rebuild even if the image is up to date"
+    )
+    image.set_defaults(func=_cmd_image)
     return parser
 
 
@@ -154,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except (BuildError, ClusterError) as exc:
+    except (BuildError, ClusterError, ImageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -13,6 +13,8 @@ class Label(StrEnum):
     DEPLOYMENT_SPEC_HASH = "olm.deployment-spec-hash"
     PERMISSIONS_HASH = "olm.permissions.hash"
     COPIED_FROM = "olm.copiedFrom"
+    WEBHOOK_DESCRIPTION_GENERATE_NAME = "olm.webhook-description-generate-name"
+    WEBHOOK_DESCRIPTION_HASH = "olm.webhook-description-hash"
 
 
 class Annotation(StrEnum):
@@ -22,6 +24,8 @@ class Annotation(StrEnum):
     PROVIDED_APIS = "olm.providedAPIs"
     SKIP_RANGE = "olm.skipRange"
     LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+    # On the webhook Secret and the Deployment's pod template: the SHA-256 of the CA's PEM.
+    OLM_CA_HASH = "olmcahash"
 
 
 CSV_CLEANUP_FINALIZER = "operators.coreos.com/csv-cleanup"
@@ -30,3 +34,8 @@ OPERATOR_CONDITION_ENV = "OPERATOR_CONDITION_NAME"
 # Events carry this as their source component, as OLM's do.
 EVENT_SOURCE = "operator-lifecycle-manager"
 FIELD_MANAGER = "olm-py"
+# The webhook Secret's keys (OLM install/certresources.go): the serving pair, and the CA's
+# certificate PEM under OLM's (misleadingly named) olmCAKey.
+SECRET_TLS_CERT = "tls.crt"
+SECRET_TLS_KEY = "tls.key"
+SECRET_OLM_CA = "olmCAKey"

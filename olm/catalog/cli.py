@@ -1,4 +1,4 @@
-"""`olm catalog validate|render|inspect|graph`: thin commands over the catalog logic.
+"""`olm catalog validate|render|inspect|graph|serve|push` and `olm bundle push`: thin commands over the catalog logic.
 
 Exit status: 0 when the catalog is valid (or the command succeeded), 1 otherwise; problems
 are printed one per line with file, location, rule and fix, never as a traceback.
@@ -10,8 +10,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from olm.catalog.formats import load
+import yaml
+
+from olm.catalog.formats import detect, is_bundle_dir, load
 from olm.catalog.inspect import inspect, table
 from olm.catalog.picture import PictureError, rendered
 from olm.catalog.render import to_json, to_yaml
@@ -115,6 +118,95 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+CATALOG_LABEL = "operators.operatorframework.io.index.configs.v1"
+CATALOG_ROOT = "/configs"
+
+
+def _push_options(args: argparse.Namespace) -> Any:
+    from olm.image.pull import Options, insecure_from_env
+
+    extra = {args.plain_http} if getattr(args, "plain_http", None) else set()
+    return Options(insecure=insecure_from_env() | extra)
+
+
+def _push(args: argparse.Namespace, files: dict[str, bytes], labels: dict[str, str]) -> int:
+    from olm.image.build import scratch_image
+    from olm.image.errors import ImageError
+    from olm.image.pull import push
+    from olm.image.reference import parse
+
+    try:
+        reference = parse(args.image)
+        digest = push(reference, scratch_image(files, labels), _push_options(args))
+    except ImageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{reference.name}@{digest}")
+    print(f"pushed {reference} ({len(files)} files)", file=sys.stderr)
+    return 0
+
+
+def _catalog_push(args: argparse.Namespace) -> int:
+    """A FROM-scratch catalog image: the FBC under /configs, labelled as opm labels it."""
+    from olm.image.build import files_under
+
+    path = Path(args.path)
+    catalog = load(path)
+    problems = validate(catalog)
+    if problems:
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print("error: the catalog is invalid; fix it before pushing it", file=sys.stderr)
+        return 1
+    if path.is_dir() and detect(path) == "fbc":
+        files = files_under(path, CATALOG_ROOT)
+    else:  # any other format goes in rendered as a file-based catalog
+        files = {f"{CATALOG_ROOT}/catalog.yaml": to_yaml(catalog).encode()}
+    return _push(args, files, {CATALOG_LABEL: CATALOG_ROOT})
+
+
+def _bundle_push(args: argparse.Namespace) -> int:
+    """A FROM-scratch bundle image: /manifests, /metadata and the bundle annotations as labels."""
+    from olm.image.build import files_under
+
+    path = Path(args.path)
+    if not is_bundle_dir(path):
+        print(
+            f"error: {path} is not a bundle directory: it needs manifests/ and metadata/",
+            file=sys.stderr,
+        )
+        return 1
+    catalog = load(path)
+    problems = validate(catalog)
+    if problems:
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print("error: the bundle is invalid; fix it before pushing it", file=sys.stderr)
+        return 1
+    annotations: dict[str, Any] = {}
+    for candidate in sorted((path / "metadata").glob("*.y*ml")):
+        document = yaml.safe_load(candidate.read_text())
+        if isinstance(document, dict) and isinstance(document.get("annotations"), dict):
+            annotations = document["annotations"]
+            break
+    labels = {str(k): str(v) for k, v in annotations.items()}
+    files = {
+        **files_under(path / "manifests", "manifests"),
+        **files_under(path / "metadata", "metadata"),
+    }
+    return _push(args, files, labels)
+
+
+def _add_push_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("path")
+    command.add_argument("image", help="where to push, e.g. 127.0.0.1:5000/team/catalog:v1")
+    command.add_argument(
+        "--plain-http",
+        metavar="REGISTRY",
+        help="also speak plain HTTP to this registry (127.0.0.1 and $OLM_INSECURE_REGISTRIES always are)",
+    )
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     catalog = commands.add_parser(
         "catalog", help="read, validate, render and picture operator catalogs"
@@ -146,3 +238,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
     )
     serve_cmd.set_defaults(func=_serve)
+    push_cmd = sub.add_parser(
+        "push", help="build a FROM-scratch catalog image (/configs) and push it to a registry"
+    )
+    _add_push_arguments(push_cmd)
+    push_cmd.set_defaults(func=_catalog_push)
+    bundle = commands.add_parser("bundle", help="operator bundles as images")
+    bundle_sub = bundle.add_subparsers(dest="bundle_command", required=True)
+    bundle_push = bundle_sub.add_parser(
+        "push", help="build a FROM-scratch bundle image (/manifests, /metadata) and push it"
+    )
+    _add_push_arguments(bundle_push)
+    bundle_push.set_defaults(func=_bundle_push)

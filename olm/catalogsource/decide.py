@@ -5,7 +5,8 @@ The controller asks `what_to_read(source)` (olm.catalogsource.source), reads it 
 ConfigMap), turns any error into a `Failure`, and calls `decide(snapshot, fetched)`.
 
 Status written (only the fields below, only when one differs):
-- `connectionState{address, lastObservedState, lastConnect}` for address catalogs:
+- `connectionState{address, lastObservedState, lastConnect}` for address and image catalogs
+  (the address is spec.address, or spec.image):
   READY when the catalog was read, TRANSIENT_FAILURE otherwise; `lastConnect` moves when the
   state becomes READY or the address changes;
 - `configMapReference{name, namespace, uid, resourceVersion, lastUpdateTime}` for ConfigMap
@@ -13,7 +14,11 @@ Status written (only the fields below, only when one differs):
 - `reason`/`message`: SpecInvalidError, ConfigMapError, RegistryServerError or
   InvalidIntervalError with a sentence naming the field or address and the fix; cleared when
   all is well;
-- `latestImageRegistryPoll` the first time the catalog is read.
+- `latestImageRegistryPoll` the first time the catalog is read; for image catalogs also each
+  time a poll finds the tag at a new digest, which `resolvedImage` (repo@sha256:...) names;
+- a failing image catalog is read again with backoff (1 s, 2 s, ... up to the poll interval);
+  while its registry is unreachable (or answers 5xx) the catalog read last stays served, and
+  the message says so.
 
 Invariants: pure; a source whose status already says everything gets a plan with no status,
 so polling a steady catalog writes nothing.
@@ -31,6 +36,7 @@ from olm.catalog.model import Catalog
 from olm.catalogsource.failures import Failure, FailureKind, failure_message, reason_for
 from olm.catalogsource.source import (
     ReadConfigMap,
+    ReadImage,
     ReadRegistry,
     SpecInvalid,
     poll_seconds,
@@ -38,6 +44,12 @@ from olm.catalogsource.source import (
 )
 
 WARNING = "Warning"
+# A failing image catalog is read again after 1, 2, 4, ... seconds, at most the poll interval.
+IMAGE_RETRY_SECONDS = 1.0
+# Image failures that pass by themselves: the last catalog read is served meanwhile.
+TRANSIENT_IMAGE_KINDS = frozenset(
+    {FailureKind.REGISTRY_UNREACHABLE, FailureKind.REGISTRY_TIMEOUT, FailureKind.REGISTRY_ERROR}
+)
 
 
 def timestamp(now: datetime.datetime) -> str:
@@ -63,11 +75,14 @@ class SourceSnapshot:
 
 @dataclass(frozen=True)
 class Fetched:
-    """What reading the catalog gave: a catalog, or a failure (never both)."""
+    """What reading the catalog gave: a catalog, or a failure; both only for an image catalog
+    whose registry failed transiently (the catalog is the one read last)."""
 
     catalog: Catalog | None = None
     failure: Failure | None = None
     configmap: Mapping[str, Any] | None = None  # the ConfigMap read, for configMapReference
+    resolved: str | None = None  # an image catalog: the image pinned by digest (repo@sha256:...)
+    attempts: int = 0  # consecutive failed reads of an image catalog, this one included
 
 
 @dataclass(frozen=True)
@@ -117,13 +132,19 @@ def priority_of(spec: Mapping[str, Any]) -> int:
         return 0
 
 
-def _catalog_failure(read: ReadRegistry | ReadConfigMap, catalog: Catalog) -> Failure | None:
+def _catalog_failure(
+    read: ReadRegistry | ReadImage | ReadConfigMap, catalog: Catalog
+) -> Failure | None:
     """A catalog read with errors in it is not served: say which."""
     errors = [p for p in catalog.problems if p.level == "error"]
     if not errors:
         return None
     kind = (
-        FailureKind.CONFIGMAP_INVALID if isinstance(read, ReadConfigMap) else FailureKind.UNREADABLE
+        FailureKind.CONFIGMAP_INVALID
+        if isinstance(read, ReadConfigMap)
+        else FailureKind.IMAGE_CATALOG_INVALID
+        if isinstance(read, ReadImage)
+        else FailureKind.UNREADABLE
     )
     first = errors[0]
     return Failure(kind, detail="; ".join(str(p) for p in errors), summary=first.message)
@@ -171,7 +192,11 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
     status = source.get("status") or {}
     interval, interval_problem = poll_seconds(spec)
     read = what_to_read(source)
-    wanted: dict[str, Any] = {"connectionState": None, "configMapReference": None}
+    wanted: dict[str, Any] = {
+        "connectionState": None,
+        "configMapReference": None,
+        "resolvedImage": None,
+    }
     plan = SourcePlan(requeue_after=interval)
     reason: CatalogSourceReason | None = None
     message: str | None = None
@@ -184,11 +209,17 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
             failure = _catalog_failure(read, catalog)
         if catalog is None and failure is None:
             failure = Failure(FailureKind.UNREADABLE, detail="no catalog and no error")
-        where = read.address if isinstance(read, ReadRegistry) else read.name
-        if isinstance(read, ReadRegistry):
+        where = (
+            read.address
+            if isinstance(read, ReadRegistry)
+            else read.image
+            if isinstance(read, ReadImage)
+            else read.name
+        )
+        if isinstance(read, ReadRegistry | ReadImage):
             wanted["connectionState"] = _connection(
                 status.get("connectionState") or {},
-                read.address,
+                where,
                 ConnectionState.TRANSIENT_FAILURE if failure else ConnectionState.READY,
                 snapshot.now,
             )
@@ -200,9 +231,33 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
             reason = reason_for(failure)
             message = failure_message(snapshot.namespace, snapshot.name, where, failure)
             plan.drop = True
+            if isinstance(read, ReadImage):
+                backoff = IMAGE_RETRY_SECONDS * 2 ** min(max(fetched.attempts, 1) - 1, 16)
+                plan.requeue_after = min(interval, backoff)
+                if (
+                    catalog is not None
+                    and fetched.failure is failure
+                    and failure.kind in TRANSIENT_IMAGE_KINDS
+                ):
+                    # The registry is down for a while: keep serving what was read last (OLM
+                    # keeps its registry pod), and say so.
+                    plan.drop = False
+                    plan.cache = Cached(catalog, fingerprint(catalog), priority_of(spec))
+                    wanted["resolvedImage"] = fetched.resolved
+                    message += (
+                        f" Until then olm-py serves the catalog it read last ({fetched.resolved})."
+                    )
         elif catalog is not None:
             plan.cache = Cached(catalog, fingerprint(catalog), priority_of(spec))
-            if status.get("latestImageRegistryPoll") is None:
+            if isinstance(read, ReadImage):
+                # OLM moves it when a poll brought an image with a new digest.
+                wanted["resolvedImage"] = fetched.resolved
+                if (
+                    status.get("resolvedImage") != fetched.resolved
+                    or status.get("latestImageRegistryPoll") is None
+                ):
+                    wanted["latestImageRegistryPoll"] = timestamp(snapshot.now)
+            elif status.get("latestImageRegistryPoll") is None:
                 wanted["latestImageRegistryPoll"] = timestamp(snapshot.now)
     if reason is None and interval_problem:
         reason, message = CatalogSourceReason.INVALID_INTERVAL_ERROR, interval_problem

@@ -27,6 +27,61 @@ class FailureKind(StrEnum):
     UNREADABLE = "Unreadable"  # answered, but not with a catalog olm-py can read
     CONFIGMAP_MISSING = "ConfigMapMissing"
     CONFIGMAP_INVALID = "ConfigMapInvalid"
+    # spec.image catalogs (olm.image's error kinds, and what the image holds)
+    IMAGE_REFERENCE = "ImageReferenceInvalid"
+    REGISTRY_UNREACHABLE = "RegistryUnreachable"
+    REGISTRY_TIMEOUT = "RegistryTimeout"
+    REGISTRY_ERROR = "RegistryError"
+    IMAGE_NOT_FOUND = "ImageNotFound"
+    IMAGE_UNAUTHORIZED = "ImageUnauthorized"
+    IMAGE_CORRUPT = "ImageCorrupt"
+    IMAGE_UNSUPPORTED = "ImageUnsupported"
+    NOT_A_CATALOG = "ImageNotACatalog"
+    IMAGE_CATALOG_INVALID = "ImageCatalogInvalid"
+
+
+IMAGE_KINDS = frozenset(
+    {
+        FailureKind.IMAGE_REFERENCE,
+        FailureKind.REGISTRY_UNREACHABLE,
+        FailureKind.REGISTRY_TIMEOUT,
+        FailureKind.REGISTRY_ERROR,
+        FailureKind.IMAGE_NOT_FOUND,
+        FailureKind.IMAGE_UNAUTHORIZED,
+        FailureKind.IMAGE_CORRUPT,
+        FailureKind.IMAGE_UNSUPPORTED,
+        FailureKind.NOT_A_CATALOG,
+        FailureKind.IMAGE_CATALOG_INVALID,
+    }
+)
+
+# What to check, per image failure (the sentence starts with what happened, from olm.image).
+IMAGE_ADVICE = {
+    FailureKind.IMAGE_REFERENCE: "Fix spec.image.",
+    FailureKind.REGISTRY_UNREACHABLE: (
+        "Check that the registry is running and reachable from olm-py; olm-py retries with backoff."
+    ),
+    FailureKind.REGISTRY_TIMEOUT: "Check the registry's health; olm-py retries with backoff.",
+    FailureKind.REGISTRY_ERROR: "Check the registry's log; olm-py retries with backoff.",
+    FailureKind.IMAGE_NOT_FOUND: (
+        "Check spec.image: push the catalog image (olm catalog push, opm, podman) or fix its "
+        "name or tag."
+    ),
+    FailureKind.IMAGE_UNAUTHORIZED: (
+        "Name a pull secret (type kubernetes.io/dockerconfigjson) with credentials for this "
+        "registry in spec.secrets, in the CatalogSource's namespace."
+    ),
+    FailureKind.IMAGE_CORRUPT: "Push the image again.",
+    FailureKind.IMAGE_UNSUPPORTED: "Push the image again with a current tool (OCI or Docker schema 2, gzip layers, linux/amd64).",
+    FailureKind.NOT_A_CATALOG: (
+        "Point spec.image at a catalog image: one labelled "
+        "operators.operatorframework.io.index.configs.v1 with a file-based catalog at that "
+        "path (olm catalog push, opm generate dockerfile)."
+    ),
+    FailureKind.IMAGE_CATALOG_INVALID: (
+        "Fix the catalog (olm catalog validate, opm validate) and push the image again."
+    ),
+}
 
 
 # gRPC status code names -> kinds; codes not listed are SERVER_ERROR.
@@ -55,6 +110,8 @@ def grpc_failure(code: str, details: str, detail: str, timeout: float = 0.0) -> 
 def reason_for(failure: Failure) -> CatalogSourceReason:
     if failure.kind in (FailureKind.CONFIGMAP_MISSING, FailureKind.CONFIGMAP_INVALID):
         return CatalogSourceReason.CONFIGMAP_ERROR
+    if failure.kind is FailureKind.IMAGE_REFERENCE:
+        return CatalogSourceReason.SPEC_INVALID_ERROR
     return CatalogSourceReason.REGISTRY_SERVER_ERROR
 
 
@@ -89,6 +146,9 @@ def failure_message(namespace: str, name: str, where: str, failure: Failure) -> 
     source = f"CatalogSource {namespace}/{name}"
     serve = "a registry server (olm catalog serve, opm serve)"
     kind = failure.kind
+    if kind in IMAGE_KINDS:
+        said = _short(failure.summary) if failure.summary.strip() else str(kind)
+        return f"{source} cannot read the catalog image {where}: {said}. {IMAGE_ADVICE[kind]}"
     if kind is FailureKind.UNREACHABLE:
         return (
             f"{source} cannot connect to the catalog at {where}"

@@ -1,8 +1,10 @@
 """What a CatalogSource's spec asks olm-py to read (OLM v0 §5.6 step 1, "Validate"), and how
 often (`spec.updateStrategy.registryPoll.interval`, a Go duration).
 
-Invariants: pure; every spec gets exactly one answer: read a registry at an address, read a
-ConfigMap, or a SpecInvalidError sentence naming the field and the fix.
+Invariants: pure; every spec gets exactly one answer: read a registry at an address, pull a
+catalog image (`spec.image`, read in-process: no registry pod), read a ConfigMap, or a
+SpecInvalidError sentence naming the field and the fix. `spec.address` wins over
+`spec.image`, as in OLM. `spec.grpcPodConfig` is accepted and has no effect (there is no pod).
 """
 
 from __future__ import annotations
@@ -27,6 +29,15 @@ class ReadRegistry:
 
 
 @dataclass(frozen=True)
+class ReadImage:
+    """Pull the catalog image `image` (its file-based catalog at the label's path), with the
+    pull secrets named in `spec.secrets` (in the CatalogSource's namespace)."""
+
+    image: str
+    secrets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ReadConfigMap:
     """Read the catalog from the ConfigMap `name` in the CatalogSource's namespace."""
 
@@ -40,7 +51,7 @@ class SpecInvalid:
     message: str
 
 
-Read = ReadRegistry | ReadConfigMap | SpecInvalid
+Read = ReadRegistry | ReadImage | ReadConfigMap | SpecInvalid
 
 SERVE_HINT = (
     "serve the catalog (olm catalog serve or opm serve) and set spec.address to its host:port"
@@ -54,9 +65,19 @@ def what_to_read(source: Mapping[str, Any]) -> Read:
         address = spec.get("address")
         if isinstance(address, str) and address.strip():
             return ReadRegistry(address.strip())
-        if spec.get("image"):
+        image = spec.get("image")
+        if isinstance(image, str) and image.strip():
+            secrets = spec.get("secrets")
+            names = (
+                tuple(n.strip() for n in secrets if isinstance(n, str) and n.strip())
+                if isinstance(secrets, list)
+                else ()
+            )
+            return ReadImage(image.strip(), names)
+        if image:
             return SpecInvalid(
-                "spec.image needs a registry pod, which olm-py does not run yet: " + SERVE_HINT
+                f"spec.image {image!r} is not a string: set it to a catalog image reference "
+                "like registry.example.com/team/catalog:v1"
             )
         return SpecInvalid(
             "image and address unset: at least one must be set for sourcetype: grpc; " + SERVE_HINT

@@ -6,7 +6,9 @@ snapshot -> `what_to_read` -> read (the only I/O: gRPC or a ConfigMap GET, error
 - `sourceType: grpc` with `spec.address`: read over operator-registry's gRPC API (`olm catalog
   serve`, `opm serve`, ...), again every poll interval;
 - `sourceType: configmap` (or `internal`): read the ConfigMap named by `spec.configMap`;
-- `spec.image` alone: needs a registry pod, which olm-py does not run yet; said on status.
+- `sourceType: grpc` with `spec.image` (and no address): the image is pulled in-process
+  (olm.controllers.catalogimage: a HEAD per poll, a pull only when the digest changes), with
+  the pull secrets named in `spec.secrets`; no registry pod;
 Every change of a catalog's content wakes the resolution of the namespaces it serves.
 
 Invariants: library error text never reaches status (it is logged at debug level); status is
@@ -29,12 +31,15 @@ from olm.catalog.formats import configmap_catalog
 from olm.catalog.model import Catalog
 from olm.catalogsource.decide import Cached, Fetched, SourcePlan, SourceSnapshot, decide
 from olm.catalogsource.failures import Failure, FailureKind, grpc_failure
-from olm.catalogsource.source import ReadConfigMap, ReadRegistry, what_to_read
+from olm.catalogsource.source import ReadConfigMap, ReadImage, ReadRegistry, what_to_read
+from olm.controllers.catalogimage import ImageCatalogs
 from olm.controllers.events import record_event
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
-from olm.kube.errors import Conflict, NotFound
+from olm.image.auth import secret_config
+from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
+from olm.metrics.counters import COUNTERS
 from olm.registry.client import RegistryClient
 
 log = logging.getLogger("olm.catalogsource")
@@ -100,12 +105,14 @@ class CatalogSourceController:
         queue: WorkQueue,
         cache: CatalogCache,
         registry_reader: Callable[[str], Fetched] = read_registry,
+        images: ImageCatalogs | None = None,
     ) -> None:
         self.store = store
         self.gateway = gateway
         self.queue = queue
         self.cache = cache
         self.registry_reader = registry_reader
+        self.images = images or ImageCatalogs()
 
     def _wake(self, namespace: str) -> None:
         spaces = (
@@ -131,10 +138,31 @@ class CatalogSourceController:
             )
         return Fetched(catalog=catalog, configmap=document)
 
+    def _pull_secrets(self, namespace: str, names: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The docker configs of the pull Secrets named by spec.secrets (missing ones skipped:
+        a pull that needs them then fails and says which secret to add)."""
+        configs = []
+        for name in names:
+            try:
+                secret = self.gateway.get("v1", "Secret", namespace, name)
+            except NotFound:
+                continue
+            except GatewayError as exc:  # e.g. no RBAC to read it: the pull says what it lacks
+                log.debug("pull secret %s/%s not read: %s", namespace, name, exc)
+                continue
+            config = secret_config(secret)
+            if config is not None:
+                configs.append(config)
+        return configs
+
     def fetch(self, source: dict[str, Any]) -> Fetched:
         read = what_to_read(source)
         if isinstance(read, ReadRegistry):
             return self.registry_reader(read.address)
+        if isinstance(read, ReadImage):
+            namespace, name = source["metadata"]["namespace"], source["metadata"]["name"]
+            configs = self._pull_secrets(namespace, read.secrets)
+            return self.images.read((namespace, name), read.image, configs)
         if isinstance(read, ReadConfigMap):
             return self._read_configmap(source["metadata"]["namespace"], read.name)
         return Fetched()
@@ -143,6 +171,9 @@ class CatalogSourceController:
         source = self.store.get("catalogsource", namespace, name)
         live = source is not None and not source["metadata"].get("deletionTimestamp")
         fetched = self.fetch(source) if source is not None and live else Fetched()
+        if not live:
+            self.images.forget((namespace, name))
+            COUNTERS.catalog_deleted(namespace, name)  # OLM drops its snapshots counter
         if fetched.failure is not None:
             log.debug(
                 "catalog %s/%s: %s %s",

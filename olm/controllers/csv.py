@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
+import urllib.parse
 from typing import Any
 
 from olm.api.csv import CsvPhase, CsvReason
@@ -22,23 +23,59 @@ from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
 from olm.controllers.events import record_event, refused_as_terminating
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
-from olm.csv.phase import Plan, World, decide, install_failed, is_copy, transition
+from olm.csv.phase import (
+    GroupApiCheck,
+    Plan,
+    World,
+    decide,
+    install_failed,
+    is_copy,
+    transition,
+)
 from olm.csv.rbac import RbacSnapshot
 from olm.csv.requirements import RequirementInputs
+from olm.groups.serviceaccount import attenuated_user
+from olm.install.certs import CertSettings
 from olm.install.deployments import refusal_message
 from olm.install.strategy import InvalidStrategy, parse_strategy
+from olm.install.webhooks import (
+    ADMISSION_API,
+    CONFIG_KINDS,
+    KUBE_SYSTEM,
+    WebhookWorld,
+    cert_deployments,
+    conversion_cleanup,
+    has_webhooks,
+    owned_by,
+    secret_names,
+    service_name,
+)
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
+from olm.kube.resources import register_resource
+from olm.metrics.counters import COUNTERS
+from olm.scope.conflicts import decide_provided_apis, recovery
 
 log = logging.getLogger("olm.csv")
 
 CSV = KINDS[Kind.CLUSTER_SERVICE_VERSION]
 OPERATOR_CONDITION = KINDS[Kind.OPERATOR_CONDITION]
+OPERATOR_GROUP = KINDS[Kind.OPERATOR_GROUP]
 OLM_ANNOTATIONS = (
     Annotation.OPERATOR_GROUP,
     Annotation.OPERATOR_NAMESPACE,
     Annotation.TARGET_NAMESPACES,
 )
+
+
+# Kinds the webhook install writes (olm.install.webhooks), known without discovery.
+for _api, _kind, _plural, _namespaced in (
+    ("v1", "Secret", "secrets", True),
+    ("v1", "Service", "services", True),
+    (ADMISSION_API, "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", False),
+    (ADMISSION_API, "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False),
+):
+    register_resource(_api, _kind, _plural, _namespaced)
 
 
 def now() -> datetime.datetime:
@@ -95,7 +132,46 @@ class CsvController:
             subscription_config=(subscription.get("spec") or {}).get("config")
             if subscription
             else None,
+            webhooks=self._webhook_world(csv) if has_webhooks(csv) else None,
+            api_check=self._api_check(csv, groups),
         )
+
+    def _api_check(self, csv: dict[str, Any], groups: list[dict[str, Any]]) -> GroupApiCheck | None:
+        """The provided-API check between OperatorGroups (olm.scope.conflicts)."""
+        if len(groups) != 1 or not (groups[0].get("status") or {}).get("lastUpdated"):
+            return None
+        decision = decide_provided_apis(csv, groups[0], self.store.items("operatorgroup"))
+        return GroupApiCheck(
+            failure=decision.failure,
+            remove_deployments=decision.remove_deployments,
+            provided_apis=decision.provided_apis,
+            stop=decision.stop,
+            recovery=recovery(csv),
+        )
+
+    def _webhook_world(self, csv: dict[str, Any]) -> WebhookWorld:
+        """Live reads (these kinds are not cached): the webhook Secrets and the webhook
+        configurations labelled as this CSV's."""
+        namespace = csv["metadata"]["namespace"]
+        secrets: dict[str, dict[str, Any] | None] = {}
+        for name in secret_names(csv):
+            try:
+                secrets[name] = self.gateway.get("v1", "Secret", namespace, name)
+            except NotFound:
+                secrets[name] = None
+        configs = []
+        meta = csv["metadata"]
+        selector = urllib.parse.urlencode(
+            {
+                "labelSelector": f"{Label.OWNER.value}={meta['name']},{Label.OWNER_NAMESPACE.value}={namespace}"
+            }
+        )
+        for kind in CONFIG_KINDS.values():
+            plural = kind.lower() + "s"
+            for item in self.gateway.list_path(f"/apis/{ADMISSION_API}/{plural}?{selector}"):
+                if owned_by(item, csv):  # the selector narrows the list; the full check is here
+                    configs.append({**item, "apiVersion": ADMISSION_API, "kind": kind})
+        return WebhookWorld(secrets, configs, CertSettings.from_env())
 
     def _subscription(self, csv: dict[str, Any]) -> dict[str, Any] | None:
         """The Subscription whose status.installedCSV (as OLM) or currentCSV names the CSV."""
@@ -157,17 +233,26 @@ class CsvController:
                     f"({size} bytes already): {exc}. Make metadata.annotations smaller "
                     "(the API server allows 256 KiB in all).",
                 )
+        if plan.group_provided_apis is not None:
+            self._write_provided_apis(meta["namespace"], plan.group_provided_apis)
+            return 0.2  # decide again once the group's annotation is in the cache
+        if plan.delete_deployments and not plan.apply:  # a conflict between groups
+            for orphan in plan.delete_deployments:
+                self.gateway.delete("apps/v1", "Deployment", meta["namespace"], orphan)
+        if plan.resources or plan.delete_resources:
+            plan = self._write_resources(csv, plan)
         if plan.apply:
             applying: int | None = None  # which Deployment was refused, if one was
+            writer = self._writer(meta["namespace"])
             try:
                 for index, deployment in enumerate(plan.apply):
                     applying = index
                     # Write through: the next decision must judge what we applied, not a
                     # cached copy from before it (which would look like drift).
-                    self.store.upsert("deployment", self.gateway.apply(deployment))
+                    self.store.upsert("deployment", writer.apply(deployment))
                 applying = None
                 for orphan in plan.delete_deployments:
-                    self.gateway.delete(
+                    writer.delete(
                         "apps/v1", "Deployment", meta["namespace"], orphan, propagation="Foreground"
                     )
             except (NotFound, Conflict):
@@ -204,6 +289,11 @@ class CsvController:
                 return 0.5  # decided on a stale snapshot; the watch brings the new one
             except NotFound:
                 return None
+            if (
+                plan.status.get("phase") == CsvPhase.REPLACING
+                and (csv.get("status") or {}).get("phase") != CsvPhase.REPLACING
+            ):
+                COUNTERS.csv_upgraded()  # OLM's csv_upgrade_count
             if plan.event:
                 self._event(csv, *plan.event)
             for warning_reason, warning in plan.warnings:
@@ -214,8 +304,62 @@ class CsvController:
             self.queue.add((self.kind, meta["namespace"], other))
         return plan.requeue_after
 
+    def _write_resources(self, csv: dict[str, Any], plan: Plan) -> Plan:
+        """Apply the webhooks' objects (before the Deployments that mount their Secret) and
+        delete configurations no longer declared. A refusal fails the install as OLM does."""
+        meta = csv["metadata"]
+        writer = self._writer(meta["namespace"])
+        current: dict[str, Any] | None = None
+        try:
+            for obj in plan.resources:
+                current = obj
+                applied = writer.apply(obj)
+                if obj["kind"] == "CustomResourceDefinition":
+                    self.store.upsert("crd", applied)  # write through, as for Deployments
+            current = None
+            for api_version, kind, namespace, name in plan.delete_resources:
+                writer.delete(api_version, kind, namespace, name)
+        except (NotFound, Conflict):
+            raise
+        except GatewayError as exc:
+            if refused_as_terminating(exc):
+                raise
+            what = f"{current['kind']} {current['metadata']['name']}" if current else "a resource"
+            log.debug("installing %s/%s: %s: %s", meta["namespace"], meta["name"], what, exc)
+            return install_failed(
+                self.world(csv),
+                f"install strategy failed: could not write {what}: {exc}",
+                forbidden=exc.status == 403,
+            )
+        return plan
+
     def _event(self, csv: dict[str, Any], event_type: str, reason: str, message: str) -> None:
         record_event(self.gateway, csv, event_type, reason, message)
+
+    def _write_provided_apis(self, namespace: str, provided: str) -> None:
+        """OLM's AddAPIs/RemoveAPIs: the group's olm.providedAPIs annotation."""
+        groups = self.store.items("operatorgroup", namespace)
+        if len(groups) != 1:
+            return
+        meta = groups[0]["metadata"]
+        with contextlib.suppress(NotFound):
+            applied = self.gateway.apply(
+                {
+                    "apiVersion": OPERATOR_GROUP.api_version,
+                    "kind": OPERATOR_GROUP.kind.value,
+                    "metadata": {
+                        "name": meta["name"],
+                        "namespace": namespace,
+                        "annotations": {Annotation.PROVIDED_APIS.value: provided},
+                    },
+                }
+            )
+            self.store.upsert("operatorgroup", applied)
+
+    def _writer(self, namespace: str) -> KubeGateway:
+        """Scoped installs (OLM): the group's ServiceAccount writes the operator's Deployments."""
+        user = attenuated_user(self.store.items("operatorgroup", namespace))
+        return self.gateway.impersonating(user) if user else self.gateway
 
     # ----- metadata we own on the CSV ---------------------------------------------------------------
 
@@ -272,6 +416,8 @@ class CsvController:
                     self.gateway.delete(
                         "rbac.authorization.k8s.io/v1", kind, None, obj["metadata"]["name"]
                     )
+        if has_webhooks(csv):
+            self._cleanup_webhooks(csv, owned)
         # A JSON patch, not server-side apply: the API server refuses apply requests in a
         # terminating namespace, and the namespace cannot finish until this finalizer is gone.
         # The test op makes sure exactly our entry is removed.
@@ -294,6 +440,40 @@ class CsvController:
         except GatewayError as exc:
             if exc.status != 422:  # 422: the list changed under us; the next event retries
                 raise
+
+    def _cleanup_webhooks(self, csv: dict[str, Any], owned: dict[Label, str]) -> None:
+        """Webhook configurations are cluster-scoped, so OLM owns them by label and deletes
+        them here; so is the kube-system auth-reader RoleBinding (which OLM leaves behind).
+        Without a replacement, CRD conversion goes back to None (OLM), so CRs stay readable."""
+        meta = csv["metadata"]
+        selector = ",".join(f"{k.value}={v}" for k, v in owned.items())
+        for kind in CONFIG_KINDS.values():
+            for name in self.gateway.list_names(ADMISSION_API, kind, None, selector):
+                self.gateway.delete(ADMISSION_API, kind, None, name)
+        for deployment in cert_deployments(csv):
+            name = f"{service_name(deployment)}-auth-reader"
+            try:
+                binding = self.gateway.get(
+                    "rbac.authorization.k8s.io/v1", "RoleBinding", KUBE_SYSTEM, name
+                )
+            except NotFound:
+                continue
+            if owned_by(binding, csv):
+                self.gateway.delete(
+                    "rbac.authorization.k8s.io/v1", "RoleBinding", KUBE_SYSTEM, name
+                )
+        replaced = any(
+            (other.get("spec") or {}).get("replaces") == meta["name"]
+            for other in self.store.items("csv", meta["namespace"])
+        )
+        if replaced:
+            return  # the replacement serves the conversions now
+        crds = {c["metadata"]["name"]: c for c in self.store.items("crd")}
+        for crd_name, patch in conversion_cleanup(csv, crds):
+            with contextlib.suppress(NotFound):
+                self.gateway.patch(
+                    "apiextensions.k8s.io/v1", "CustomResourceDefinition", None, crd_name, patch
+                )
 
     def _ensure_operator_condition(self, csv: dict[str, Any]) -> None:
         meta = csv["metadata"]

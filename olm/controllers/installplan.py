@@ -10,6 +10,9 @@ Invariants:
   resourceVersion it was read at (409 if it changed since). A 409 means the snapshot was
   stale: the step is decided again on fresh data, never written from a stale copy.
 - One status write per reconcile, only when the status changed.
+- Scoped installs: when the plan's status names an `attenuatedServiceAccountRef`, every step
+  but CRDs is written as that ServiceAccount (impersonation); a Forbidden keeps the plan
+  Installing, explained, and it is tried again with backoff and whenever RBAC changes.
 """
 
 from __future__ import annotations
@@ -23,14 +26,18 @@ from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlan
 from olm.api.kinds import KINDS, Kind
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
+from olm.groups.serviceaccount import user_of
+from olm.installplan.attenuation import forbidden_message
 from olm.installplan.crdsafety import versions_to_check
 from olm.installplan.decide import (
+    ATTENUATED_REF,
     CRD_KIND,
     Plan,
     Ref,
     Snapshot,
     Verb,
     decide,
+    forbidden,
     interrupted,
     step_manifest,
     step_ref,
@@ -57,6 +64,9 @@ STORE_KINDS = {
 MAX_PASSES = 5
 # After a stale snapshot (409), look again after this long, doubling up to the cap.
 STALE_RETRY_SECONDS, STALE_RETRY_CAP = 0.25, 30.0
+# After a Forbidden of the attenuated ServiceAccount, try again after this long, doubling up to
+# the cap (RBAC changes in the namespace wake the plan sooner: olm.controllers.scope).
+FORBIDDEN_RETRY_SECONDS, FORBIDDEN_RETRY_CAP = 1.0, 15.0
 # Remembered ended plans are pruned to those still in the store beyond this many.
 FINISHED_LIMIT = 4096
 
@@ -75,6 +85,7 @@ class InstallPlanController:
         self._lock = threading.Lock()
         self._finished: dict[str, str] = {}  # uid -> the terminal phase this process wrote
         self._stale: dict[str, int] = {}  # uid -> consecutive stale snapshots
+        self._forbidden: dict[str, int] = {}  # uid -> consecutive Forbidden answers
 
     # ----- snapshot ----------------------------------------------------------------------------
 
@@ -125,7 +136,8 @@ class InstallPlanController:
                 and entry.get("status") != StepStatus.WAITING_FOR_API
             ):
                 custom_resources.update(self._custom_resources(live, manifest))
-        return Snapshot(plan, now(), finished, objects, unserved, custom_resources)
+        groups = tuple(self.store.items("operatorgroup", plan["metadata"]["namespace"]))
+        return Snapshot(plan, now(), finished, objects, unserved, custom_resources, groups)
 
     def _custom_resources(
         self, live: dict[str, Any], manifest: dict[str, Any]
@@ -168,12 +180,16 @@ class InstallPlanController:
 
     def _execute(self, snapshot: Snapshot, plan: Plan, written: dict[Ref, dict[str, Any]]) -> Plan:
         uid = str(snapshot.plan["metadata"].get("uid") or "")
+        ref = (plan.status or {}).get(ATTENUATED_REF)
+        scoped = self.gateway.impersonating(user_of(ref)) if ref else None
         for done, action in enumerate(plan.actions):
+            # OLM writes CRDs with its own client, everything else as the group's SA.
+            writer = scoped if scoped is not None and action.body["kind"] != CRD_KIND else None
             try:
                 if action.verb == Verb.CREATE:
-                    result = self.gateway.create(action.body)
+                    result = (writer or self.gateway).create(action.body)
                 else:
-                    result = self.gateway.apply(action.body)
+                    result = (writer or self.gateway).apply(action.body)
             except UnservedKind as exc:
                 return interrupted(snapshot, plan, done, str(exc))
             except (NotFound, Conflict) as exc:
@@ -186,11 +202,29 @@ class InstallPlanController:
                 stale = interrupted(snapshot, plan, done)
                 return Plan(stale.actions, stale.status, requeue_after=delay)
             except GatewayError as exc:
+                if exc.status == 403 and writer is not None and ref:
+                    return self._forbidden_retry(snapshot, plan, done, ref, str(exc))
                 return interrupted(snapshot, plan, done, str(exc))
             written[step_ref(action.body)] = result or action.body
         with self._lock:
             self._stale.pop(uid, None)
+            if plan.actions:
+                self._forbidden.pop(uid, None)
         return plan
+
+    def _forbidden_retry(
+        self, snapshot: Snapshot, plan: Plan, done: int, ref: dict[str, Any], error: str
+    ) -> Plan:
+        uid = str(snapshot.plan["metadata"].get("uid") or "")
+        with self._lock:
+            count = self._forbidden[uid] = self._forbidden.get(uid, 0) + 1
+        delay = min(FORBIDDEN_RETRY_CAP, FORBIDDEN_RETRY_SECONDS * 2 ** (count - 1))
+        groups = [g for g in snapshot.groups if (g.get("status") or {}).get("namespaces")]
+        group_name = str(groups[0]["metadata"]["name"]) if len(groups) == 1 else ""
+        message = forbidden_message(error, ref, plan.actions[done].body, group_name)
+        log.info("installplan %s: %s; trying again in %.0fs", uid, message, delay)
+        retry = forbidden(snapshot, plan, done, message)
+        return Plan(retry.actions, retry.status, requeue_after=delay, event=retry.event)
 
     def _write_status(
         self, plan: dict[str, Any], status: dict[str, Any], event: tuple[str, str, str] | None

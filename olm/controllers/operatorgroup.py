@@ -21,8 +21,10 @@ from olm.controllers.events import record_event
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.groups.decide import GroupPlan, GroupSnapshot, decide
+from olm.groups.serviceaccount import service_account_name
 from olm.kube.errors import Conflict, NotFound
 from olm.kube.protocol import KubeGateway
+from olm.scope.conflicts import pruned_provided_apis
 
 log = logging.getLogger("olm.operatorgroup")
 
@@ -49,10 +51,12 @@ class OperatorGroupController:
         self.queue = queue
 
     def snapshot(self, namespace: str, name: str) -> GroupSnapshot:
+        group = self.store.get("operatorgroup", namespace, name)
+        account = service_account_name(group) if group is not None else ""
         return GroupSnapshot(
             namespace=namespace,
             name=name,
-            group=self.store.get("operatorgroup", namespace, name),
+            group=group,
             sibling_names=tuple(
                 sorted(key_name for _, key_name in self.store.keys("operatorgroup", namespace))
             ),
@@ -63,6 +67,12 @@ class OperatorGroupController:
             namespace_terminating=_terminating(self.store.get("namespace", "", namespace)),
             csvs=tuple(self.store.items("csv", namespace)),
             now=datetime.datetime.now(datetime.UTC),
+            service_account=self.store.get("serviceaccount", namespace, account)
+            if account
+            else None,
+            pruned_provided_apis=pruned_provided_apis(group, self.store.items("csv", namespace))
+            if group is not None
+            else None,
         )
 
     def reconcile(self, namespace: str, name: str) -> float | None:

@@ -28,7 +28,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from olm.api.csv import CsvPhase
+from olm.api.csv import CsvPhase, CsvReason
+from olm.api.installplan import InstallPlanPhase
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Annotation, Label
 from olm.api.scope import (
@@ -40,6 +41,7 @@ from olm.controllers.events import record_event
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.csv.rbac import RbacSnapshot
+from olm.installplan.decide import ATTENUATED_REF
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
 from olm.scope.apiroles import (
@@ -112,8 +114,15 @@ def _namespace_going(exc: GatewayError) -> bool:
 
 
 def trim(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-    """What the store keeps of a watched object (copies: metadata only)."""
-    return copy_metadata(obj) if kind == COPIED_CSV else obj
+    """What the store keeps of a watched object: copies as metadata only; every other object
+    without `metadata.managedFields` (nothing reads it, and it is often a third of an object:
+    a thousand namespaces and their default ServiceAccounts cost megabytes less)."""
+    if kind == COPIED_CSV:
+        return copy_metadata(obj)
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    return obj
 
 
 class ScopeState:
@@ -616,6 +625,57 @@ def _owners_of_crds(store: Store, crds: set[str]) -> list[WorkKey]:
     ]
 
 
+def _scoped_plans(store: Store, namespace: str | None) -> list[WorkKey]:
+    """Installing InstallPlans that act as an OperatorGroup's ServiceAccount (all of them when
+    `namespace` is None): an RBAC change may be the permission one of them waits for."""
+    return [
+        ("installplan", str(_meta(plan).get("namespace")), _name(plan))
+        for plan in store.items("installplan", namespace)
+        if (plan.get("status") or {}).get("phase") == InstallPlanPhase.INSTALLING
+        and (plan.get("status") or {}).get(ATTENUATED_REF)
+    ]
+
+
+def scoped_install_keys(
+    kind: str,
+    obj: Mapping[str, Any],
+    store: Store,
+    old: Mapping[str, Any] | None = None,
+) -> list[WorkKey]:
+    """Scoped installs (OperatorGroup spec.serviceAccountName): a ServiceAccount change wakes
+    the groups that name it; a group whose ServiceAccount (or its ref) changed wakes the
+    namespace's Installing plans; RBAC changes wake the plans that act as a ServiceAccount."""
+    meta = _meta(obj)
+    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    if kind == "serviceaccount":
+        return [
+            ("operatorgroup", namespace, _name(group))
+            for group in store.items("operatorgroup", namespace)
+            if (group.get("spec") or {}).get("serviceAccountName") == name
+        ]
+    if kind == "operatorgroup":
+
+        def account(group: Mapping[str, Any] | None) -> tuple[Any, Any]:
+            group = group or {}
+            return (
+                (group.get("spec") or {}).get("serviceAccountName"),
+                (group.get("status") or {}).get("serviceAccountRef"),
+            )
+
+        if old is not None and account(old) == account(obj):
+            return []
+        return [
+            ("installplan", namespace, _name(plan))
+            for plan in store.items("installplan", namespace)
+            if (plan.get("status") or {}).get("phase") == InstallPlanPhase.INSTALLING
+        ]
+    if kind in ("role", "rolebinding"):
+        return _scoped_plans(store, namespace)
+    if kind == "clusterrolebinding":  # ClusterRole edits are left to the plans' backoff
+        return _scoped_plans(store, None)
+    return []
+
+
 def scope_keys(
     kind: str,
     obj: Mapping[str, Any],
@@ -625,6 +685,47 @@ def scope_keys(
     deleted: bool = False,
 ) -> list[WorkKey]:
     """The scope work a change of `obj` (of store kind `kind`) makes necessary."""
+    extra = scoped_install_keys(kind, obj, store, old) + conflict_keys(
+        kind, obj, store, old, deleted=deleted
+    )
+    return extra + _scope_keys(kind, obj, store, old, deleted=deleted)
+
+
+def conflict_keys(
+    kind: str,
+    obj: Mapping[str, Any],
+    store: Store,
+    old: Mapping[str, Any] | None = None,
+    *,
+    deleted: bool = False,
+) -> list[WorkKey]:
+    """A group that goes, or whose olm.providedAPIs or targets change, may end another group's
+    InterOperatorGroupOwnerConflict: those CSVs look again (OLM requeues the providers)."""
+    if kind != "operatorgroup":
+        return []
+
+    def surface(group: Mapping[str, Any] | None) -> tuple[Any, Any]:
+        group = group or {}
+        annotations = _meta(group).get("annotations") or {}
+        return annotations.get(Annotation.PROVIDED_APIS), status_namespaces(group)
+
+    if not deleted and old is not None and surface(old) == surface(obj):
+        return []
+    return [
+        ("csv", str(_meta(csv).get("namespace")), _name(csv))
+        for csv in store.items("csv")
+        if (csv.get("status") or {}).get("reason") == CsvReason.INTER_OPERATOR_GROUP_OWNER_CONFLICT
+    ]
+
+
+def _scope_keys(
+    kind: str,
+    obj: Mapping[str, Any],
+    store: Store,
+    old: Mapping[str, Any] | None = None,
+    *,
+    deleted: bool = False,
+) -> list[WorkKey]:
     meta = _meta(obj)
     namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
     labels = meta.get("labels") or {}

@@ -17,16 +17,19 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
+import time
 from typing import Any
 
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.kinds import KINDS, Kind
+from olm.api.subscription import RESOLUTION_FAILED_EVENT
 from olm.controllers.catalogsource import CatalogCache
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.csv.phase import is_copy
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
+from olm.metrics.counters import COUNTERS
 from olm.subscription.decide import creation_failed, decide
 from olm.subscription.plans import PLAN_NAME_PREFIX, reusable
 from olm.subscription.snapshot import (
@@ -91,9 +94,27 @@ class SubscriptionController:
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         namespace = name  # the work key is ("namespace", "", <namespace>)
+        try:
+            return self._reconcile(namespace)
+        finally:  # OLM's subscription_sync_total: one sync of each Subscription, as cached now
+            COUNTERS.subscriptions_synced(namespace, self.store.items("subscription", namespace))
+
+    def _decide(self, snapshot: Snapshot) -> Plan:
+        """`decide`, timed as OLM's olm_resolution_duration_seconds when it resolves."""
+        started = time.perf_counter()
+        plan = decide(snapshot)
+        if snapshot.subscriptions:
+            failed = any(e.reason == RESOLUTION_FAILED_EVENT for e in plan.events)
+            COUNTERS.resolution(time.perf_counter() - started, succeeded=not failed)
+            for catalog in snapshot.catalogs:
+                if catalog.loaded is not None:
+                    COUNTERS.catalog_snapshot(catalog.namespace, catalog.name)
+        return plan
+
+    def _reconcile(self, namespace: str) -> float | None:
         for _ in range(MAX_ROUNDS):
             snapshot = self.snapshot(namespace)
-            plan = decide(snapshot)
+            plan = self._decide(snapshot)
             if plan.create is None:
                 return self._execute(namespace, plan)
             try:

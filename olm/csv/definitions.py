@@ -1,8 +1,14 @@
 """Validation of a CSV's webhook and APIService definitions (OLM v0 §2.2, Pending rows).
 
 Invariant: returns the first problem as (reason, message) naming the field and the fix, or
-None. olm-py cannot install webhooks or APIServices yet; a valid definition is reported as
-unsupported by the phase machine, an invalid one gets OLM's reason first.
+None. Webhooks are installed (olm.install.webhooks); owned APIServices cannot be installed
+yet, so a valid one is reported as unsupported by the phase machine, an invalid one gets
+OLM's reason first.
+
+Beyond OLM's own checks (repeated names, forbidden rules, conversion webhooks only for
+AllNamespaces-only CSVs, on CRDs the CSV owns), olm-py refuses definitions the API server
+would refuse later (no generateName, no sideEffects or admissionReviewVersions, no
+conversionCRDs), where OLM would wait in Installing for webhooks that never come.
 """
 
 from __future__ import annotations
@@ -28,6 +34,47 @@ def _rule_problem(path: str, rule: dict[str, Any]) -> str | None:
     return None
 
 
+def _only_all_namespaces(spec: dict[str, Any]) -> bool:
+    """OLM's isSingletonOperator: AllNamespaces supported and no other mode."""
+    for mode in spec.get("installModes") or []:
+        if not isinstance(mode, dict):
+            continue
+        all_namespaces = mode.get("type") == "AllNamespaces"
+        if all_namespaces != bool(mode.get("supported")):
+            return False
+    return True
+
+
+def _webhook_problem(spec: dict[str, Any], path: str, webhook: dict[str, Any]) -> str | None:
+    kind = webhook.get("type")
+    if kind == "ConversionWebhook":
+        crds = webhook.get("conversionCRDs") or []
+        if not crds:
+            return f"{path}.conversionCRDs is empty: a ConversionWebhook must name at least one CRD"
+        if not _only_all_namespaces(spec):
+            return (
+                f"{path} is a ConversionWebhook, and CSVs with conversion webhooks must support "
+                "only AllNamespaces: set spec.installModes to AllNamespaces alone"
+            )
+        owned = {
+            c.get("name")
+            for c in (spec.get("customresourcedefinitions") or {}).get("owned") or []
+            if isinstance(c, dict)
+        }
+        for crd in crds:
+            if crd not in owned:
+                return (
+                    f"{path}.conversionCRDs names CRD {crd}, which this CSV does not own: list it "
+                    "in spec.customresourcedefinitions.owned or remove it"
+                )
+    else:
+        if not webhook.get("sideEffects"):
+            return f"{path}.sideEffects is missing: set None or NoneOnDryRun"
+        if not webhook.get("admissionReviewVersions"):
+            return f"{path}.admissionReviewVersions is missing: list the AdmissionReview versions the webhook accepts (v1)"
+    return None
+
+
 def definition_problem(
     csv: dict[str, Any], deployment_names: set[str]
 ) -> tuple[CsvReason, str] | None:
@@ -35,7 +82,17 @@ def definition_problem(
     seen: set[str] = set()
     for index, webhook in enumerate(spec.get("webhookdefinitions") or []):
         path = f"spec.webhookdefinitions[{index}]"
+        if not isinstance(webhook, dict):
+            return (
+                CsvReason.INVALID_WEBHOOK_DESCRIPTION,
+                f"{path} must be an object, got {type(webhook).__name__}",
+            )
         name = webhook.get("generateName", "")
+        if not name or not isinstance(name, str):
+            return (
+                CsvReason.INVALID_WEBHOOK_DESCRIPTION,
+                f"{path}.generateName is missing: every webhook needs a name (a domain such as vfoo.example.com)",
+            )
         if name in seen:
             return (
                 CsvReason.INVALID_WEBHOOK_DESCRIPTION,
@@ -50,17 +107,20 @@ def definition_problem(
         if webhook.get("deploymentName") not in deployment_names:
             return (
                 CsvReason.INVALID_WEBHOOK_DESCRIPTION,
-                f"{path}.deploymentName {webhook.get('deploymentName')!r} names no deployment of spec.install",
+                f"{path}.deploymentName {webhook.get('deploymentName')!r} names no deployment of spec.install: set it to the name of one of spec.install.spec.deployments",
             )
         for rule_index, rule in enumerate(webhook.get("rules") or []):
             problem = _rule_problem(f"{path}.rules[{rule_index}]", rule)
             if problem:
                 return CsvReason.INVALID_WEBHOOK_DESCRIPTION, problem
+        problem = _webhook_problem(spec, path, webhook)
+        if problem:
+            return CsvReason.INVALID_WEBHOOK_DESCRIPTION, problem
     for index, service in enumerate((spec.get("apiservicedefinitions") or {}).get("owned") or []):
         path = f"spec.apiservicedefinitions.owned[{index}]"
         if service.get("deploymentName") not in deployment_names:
             return (
                 CsvReason.API_SERVICE_INSTALL_FAILED,
-                f"{path}.deploymentName {service.get('deploymentName')!r} names no deployment of spec.install",
+                f"{path}.deploymentName {service.get('deploymentName')!r} names no deployment of spec.install: set it to the name of one of spec.install.spec.deployments",
             )
     return None

@@ -25,18 +25,45 @@ from olm.csv.replacement import (
     replacement_problem,
 )
 from olm.csv.requirements import RequirementInputs, check_requirements, unmet_summary
-from olm.csv.status import parse_timestamp, same_phase, set_phase
+from olm.csv.status import parse_timestamp, same_phase, set_phase, timestamp
 from olm.groups.targets import csv_annotations, install_mode_problem
+from olm.install.certs import ServingMaterial
 from olm.install.deployments import Health, check_health, render_deployment, spec_hash
 from olm.install.overrides import apply_config, config_problem
 from olm.install.strategy import InvalidStrategy, Strategy, parse_strategy
+from olm.install.webhooks import (
+    WebhookProblem,
+    WebhookWorld,
+    conversion_patches,
+    conversion_problem,
+    current_materials,
+    has_webhooks,
+    missing,
+    next_rotation,
+    plan_install,
+    rotation_due,
+    stale_configs,
+    with_certificates,
+)
 
 REQUEUE_WHILE_INSTALLING = 5.0
 # After a failed install, wait this long before trying again (OLM retries with backoff). The
 # retry is quiet: a Failed CSV re-applies its Deployments straight away, and a refusal with the
 # same message leaves the status (and the CSV's resourceVersion) alone.
 RETRY_FAILED_INSTALL_AFTER = 30.0
-__all__ = ["Plan", "World", "decide", "install_failed", "is_copy", "lint", "transition"]
+# A Succeeded CSV whose webhook certificates need rotating within this many seconds asks to be
+# woken then; later rotations are noticed by a resync.
+ROTATION_WAKE_HORIZON = 300.0
+__all__ = [
+    "GroupApiCheck",
+    "Plan",
+    "World",
+    "decide",
+    "install_failed",
+    "is_copy",
+    "lint",
+    "transition",
+]
 # Top-level CSV spec fields OLM v0 knows; anything else is kept but reported.
 KNOWN_SPEC_FIELDS = frozenset(
     [
@@ -96,6 +123,17 @@ def lint(csv: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 @dataclass(frozen=True)
+class GroupApiCheck:
+    """The outcome of `olm.scope.conflicts.decide_provided_apis` for the CSV, as plain data."""
+
+    failure: tuple[CsvPhase, CsvReason, str] | None = None
+    remove_deployments: bool = False
+    provided_apis: str | None = None  # the group's new olm.providedAPIs, written first
+    stop: bool = False
+    recovery: tuple[CsvPhase, CsvReason, str] | None = None  # a conflict that went away
+
+
+@dataclass(frozen=True)
 class World:
     """Everything the decision for one CSV looks at."""
 
@@ -111,6 +149,11 @@ class World:
     # its name and spec.config, merged into every Deployment (olm.install.overrides).
     subscription: str | None = None
     subscription_config: Any = None
+    # For a CSV with webhookdefinitions: its Secrets and webhook configurations, read live.
+    webhooks: WebhookWorld | None = None
+    # The provided-API check between groups (OLM §4.4, olm.scope.conflicts, made by the
+    # controller); None skips it.
+    api_check: GroupApiCheck | None = None
 
 
 @dataclass
@@ -121,7 +164,14 @@ class Plan:
     event: tuple[str, str, str] | None = None
     annotations: dict[str, str] | None = None
     apply: list[dict[str, Any]] = field(default_factory=list)
+    # Applied before `apply`: the webhooks' Services, Secrets, RBAC, configurations and CRD
+    # conversion settings (olm.install.webhooks).
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    # (apiVersion, kind, namespace or None, name): webhook configurations no longer declared.
+    delete_resources: list[tuple[str, str, str | None, str]] = field(default_factory=list)
     delete_deployments: list[str] = field(default_factory=list)
+    # The new olm.providedAPIs annotation of the CSV's OperatorGroup (olm.scope.conflicts).
+    group_provided_apis: str | None = None
     delete_csv: bool = False
     requeue_after: float | None = None
     wake: list[str] = field(default_factory=list)
@@ -233,12 +283,6 @@ def _not_upgradeable(condition: dict[str, Any] | None) -> str | None:
 
 def _unsupported_feature(csv: dict[str, Any]) -> tuple[CsvReason, str] | None:
     spec = csv.get("spec") or {}
-    if spec.get("webhookdefinitions"):
-        return (
-            CsvReason.INVALID_WEBHOOK_DESCRIPTION,
-            "spec.webhookdefinitions is not supported by olm-py yet: admission and conversion "
-            "webhooks cannot be installed. Remove spec.webhookdefinitions or install this operator with OLM v0.",
-        )
     if (spec.get("apiservicedefinitions") or {}).get("owned"):
         return (
             CsvReason.API_SERVICE_INSTALL_FAILED,
@@ -254,17 +298,91 @@ def _deployment_conflict(world: World, strategy: Strategy) -> str | None:
     )
 
 
-def desired_deployments(world: World, strategy: Strategy) -> list[dict[str, Any]]:
+def desired_deployments(
+    world: World, strategy: Strategy, materials: dict[str, ServingMaterial] | None = None
+) -> list[dict[str, Any]]:
     rendered = [render_deployment(world.csv, entry) for entry in strategy.deployments]
-    if not world.subscription_config or config_problem(world.subscription_config):
-        return rendered
-    merged = []
-    for deployment in rendered:
-        deployment = apply_config(deployment, world.subscription_config)
-        # The hash covers the merged spec: a config change rolls the Deployment.
-        deployment["metadata"]["labels"][Label.DEPLOYMENT_SPEC_HASH] = spec_hash(deployment["spec"])
-        merged.append(deployment)
-    return merged
+    if world.subscription_config and not config_problem(world.subscription_config):
+        rendered = [apply_config(d, world.subscription_config) for d in rendered]
+    if materials:
+        # The webhook certificate is mounted and its CA hash stamped: a new CA rolls the pods.
+        rendered = with_certificates(world.csv, rendered, materials)
+    if (world.subscription_config and not config_problem(world.subscription_config)) or materials:
+        for deployment in rendered:
+            # The hash covers the final spec: a config change or a new CA rolls the Deployment.
+            labels = deployment["metadata"]["labels"]
+            labels[Label.DEPLOYMENT_SPEC_HASH] = spec_hash(deployment["spec"])
+    return rendered
+
+
+def _materials(world: World) -> tuple[dict[str, ServingMaterial], str | None]:
+    """The webhook certificates the Deployments run with now (none for a CSV without webhooks)."""
+    if world.webhooks is None or not has_webhooks(world.csv):
+        return {}, None
+    return current_materials(world.csv, world.webhooks)
+
+
+def _install(world: World, strategy: Strategy) -> Plan:
+    """Apply the Deployments (with their webhooks' objects) and move to Installing."""
+    conflict = _deployment_conflict(world, strategy)
+    if conflict:
+        return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
+    plan = Plan()
+    extra: dict[str, Any] = {}
+    materials: dict[str, ServingMaterial] = {}
+    if world.webhooks is not None and has_webhooks(world.csv):
+        try:
+            problem = conversion_problem(world.csv, world.requirements.crds)
+            if problem:
+                raise WebhookProblem(problem)
+            install = plan_install(
+                world.csv,
+                {entry.name: entry.spec for entry in strategy.deployments},
+                world.operator_groups[0],
+                world.webhooks,
+                world.now,
+            )
+        except WebhookProblem as exc:
+            return install_failed(world, f"install strategy failed: {exc}")
+        materials = install.materials
+        plan.resources = install.objects
+        plan.delete_resources = _stale(world)
+        if install.rotated:
+            rotate_at = next_rotation(materials)
+            extra = {
+                "certsLastUpdated": timestamp(world.now),
+                "certsRotateAt": timestamp(rotate_at) if rotate_at else None,
+            }
+    desired = desired_deployments(world, strategy, materials)
+    plan.apply = desired
+    plan.delete_deployments = _orphans(world, desired)
+    return transition(
+        world,
+        CsvPhase.INSTALLING,
+        CsvReason.INSTALL_SUCCEEDED,
+        "waiting for install components to report healthy",
+        plan,
+        **extra,
+    )
+
+
+def _stale(world: World) -> list[tuple[str, str, str | None, str]]:
+    if world.webhooks is None:
+        return []
+    return [
+        ("admissionregistration.k8s.io/v1", kind, None, name)
+        for kind, name in stale_configs(world.csv, world.webhooks.configs)
+    ]
+
+
+def _bad_materials(world: World, problem: str) -> Plan:
+    # OLM: updateDeploymentSpecsWithAPIServiceData failed; the reinstall issues new material.
+    return transition(
+        world,
+        CsvPhase.PENDING,
+        CsvReason.NEEDS_REINSTALL,
+        f"calculated deployment install is bad: {problem}",
+    )
 
 
 def _config_problem(world: World) -> str | None:
@@ -285,6 +403,29 @@ def _orphans(world: World, desired: list[dict[str, Any]]) -> list[str]:
         for dep_name, dep in world.deployments.items()
         if dep_name not in wanted and (dep["metadata"].get("labels") or {}).get(Label.OWNER) == name
     )
+
+
+def _provided_apis(world: World, decision: GroupApiCheck) -> Plan | None:
+    """OLM's provided-API reconciliation between groups (olm.scope.conflicts): a conflict
+    fails the CSV and removes its Deployments; an annotation change of the group is written
+    first; a CSV failed by a conflict that went away starts over. None: go on."""
+    if decision.failure is not None:
+        plan = transition(world, *decision.failure)
+        if decision.remove_deployments:
+            name = world.csv["metadata"]["name"]
+            plan.delete_deployments = sorted(
+                n
+                for n, d in world.deployments.items()
+                if (d["metadata"].get("labels") or {}).get(Label.OWNER) == name
+            )
+        return plan
+    if decision.provided_apis is not None:
+        return Plan(group_provided_apis=decision.provided_apis)
+    if decision.stop:
+        return Plan()
+    if decision.recovery is not None:
+        return transition(world, *decision.recovery)
+    return None
 
 
 def decide(world: World) -> Plan:
@@ -332,6 +473,10 @@ def decide(world: World) -> Plan:
     problem = install_mode_problem(csv, targets)
     if problem:
         return transition(world, CsvPhase.FAILED, problem[0], problem[1])
+    if world.api_check is not None:
+        api_plan = _provided_apis(world, world.api_check)
+        if api_plan is not None:
+            return api_plan
 
     if phase == CsvPhase.NONE:
         plan = Plan(warnings=lint(csv))
@@ -390,18 +535,7 @@ def decide(world: World) -> Plan:
     if phase == CsvPhase.PENDING:
         return _pending(world, strategy)
     if phase == CsvPhase.INSTALL_READY:
-        conflict = _deployment_conflict(world, strategy)
-        if conflict:
-            return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
-        desired = desired_deployments(world, strategy)
-        plan = Plan(apply=desired, delete_deployments=_orphans(world, desired))
-        return transition(
-            world,
-            CsvPhase.INSTALLING,
-            CsvReason.INSTALL_SUCCEEDED,
-            "waiting for install components to report healthy",
-            plan,
-        )
+        return _install(world, strategy)
     if phase == CsvPhase.INSTALLING:
         return _installing(world, strategy)
     if phase == CsvPhase.SUCCEEDED:
@@ -455,13 +589,41 @@ def _pending(world: World, strategy: Strategy) -> Plan:
     )
 
 
-def _health(world: World, strategy: Strategy) -> Health:
-    return check_health(desired_deployments(world, strategy), world.deployments)
+def _health(
+    world: World,
+    strategy: Strategy,
+    materials: dict[str, ServingMaterial] | None = None,
+    *,
+    conversions: bool = True,
+) -> Health:
+    health = check_health(desired_deployments(world, strategy, materials), world.deployments)
+    if not health.healthy or world.webhooks is None or not has_webhooks(world.csv):
+        return health
+    # OLM areWebhooksAvailable: every configuration present as declared, conversions set.
+    absent = missing(world.csv, world.operator_groups[0], world.webhooks, materials or {})
+    if absent is None and conversions:
+        pending = conversion_patches(world.csv, world.requirements.crds, materials or {})
+        if pending:
+            absent = (
+                f"the conversion of CustomResourceDefinition {pending[0]['metadata']['name']} "
+                "does not point at the webhook"
+            )
+    if absent is not None:
+        return Health(False, message=f"Webhooks not installed: {absent}")
+    return health
 
 
 def _installing(world: World, strategy: Strategy) -> Plan:
-    health = _health(world, strategy)
+    materials, bad = _materials(world)
+    if bad:
+        return _bad_materials(world, bad)
+    health = _health(world, strategy, materials, conversions=False)
     if health.healthy:
+        # As OLM (newest): CRD conversion is pointed at the webhook only once its Deployment
+        # is ready, so the API server never converts through pods that cannot answer.
+        pending = conversion_patches(world.csv, world.requirements.crds, materials)
+        if pending:
+            return Plan(resources=pending, requeue_after=REQUEUE_WHILE_INSTALLING)
         return transition(
             world,
             CsvPhase.SUCCEEDED,
@@ -508,6 +670,14 @@ def _succeeded(world: World, strategy: Strategy) -> Plan:
             f"being replaced by csv: {name}",
             Plan(wake=[name]),
         )
+    materials, bad = _materials(world)
+    if materials and rotation_due(materials, world.now):
+        return transition(
+            world,
+            CsvPhase.PENDING,
+            CsvReason.NEEDS_CERT_ROTATION,
+            "CSV owns resources that require a cert refresh",
+        )
     met, entries = check_requirements(world.csv, strategy, world.requirements)
     if not met:
         return transition(
@@ -517,7 +687,9 @@ def _succeeded(world: World, strategy: Strategy) -> Plan:
             f"requirements no longer met: {unmet_summary(entries)}",
             requirementStatus=entries,
         )
-    health = _health(world, strategy)
+    if bad:
+        return _bad_materials(world, bad)
+    health = _health(world, strategy, materials)
     if health.drifted:
         return transition(
             world,
@@ -536,7 +708,16 @@ def _succeeded(world: World, strategy: Strategy) -> Plan:
         return transition(
             world, CsvPhase.FAILED, CsvReason.COMPONENT_UNHEALTHY, f"installing: {health.message}"
         )
-    return Plan()
+    # Wake up when the certificates enter their rotation window, if that is before the next
+    # resync (which wakes every CSV anyway): one delayed key, not one per event for two years.
+    rotation = next_rotation(materials)
+    remaining = (rotation - world.now).total_seconds() if rotation else None
+    return Plan(
+        delete_resources=_stale(world),
+        requeue_after=max(remaining, 1.0)
+        if remaining is not None and remaining <= ROTATION_WAKE_HORIZON
+        else None,
+    )
 
 
 def install_failed(world: World, message: str, *, forbidden: bool = False) -> Plan:
@@ -557,7 +738,11 @@ def install_failed(world: World, message: str, *, forbidden: bool = False) -> Pl
 def _failed(world: World, strategy: Strategy) -> Plan:
     retry_install = _status(world).get("reason") == CsvReason.INSTALL_COMPONENT_FAILED
     if retry_install:
-        since = parse_timestamp(_status(world).get("lastTransitionTime"))
+        # Since the last refusal written, not the first: a refusal whose words vary (the API
+        # server names one of several bad fields, in no fixed order) must not retry at once.
+        since = parse_timestamp(
+            _status(world).get("lastUpdateTime") or _status(world).get("lastTransitionTime")
+        )
         waited = (world.now - since).total_seconds() if since else RETRY_FAILED_INSTALL_AFTER
         if waited < RETRY_FAILED_INSTALL_AFTER:
             return Plan(requeue_after=RETRY_FAILED_INSTALL_AFTER - waited)
@@ -570,7 +755,23 @@ def _failed(world: World, strategy: Strategy) -> Plan:
             f"requirements not met: {unmet_summary(entries)}",
             requirementStatus=entries,
         )
-    health = _health(world, strategy)
+    materials, bad = _materials(world)
+    if materials and rotation_due(materials, world.now):
+        return transition(
+            world,
+            CsvPhase.PENDING,
+            CsvReason.NEEDS_CERT_ROTATION,
+            "owned APIServices need cert refresh",
+        )
+    if retry_install:
+        health = _health(world, strategy, materials)
+        if not health.healthy and not health.timed_out:
+            # Apply again straight from Failed: when the API server refuses with the same
+            # message, nothing is written (OLM goes through Pending and InstallReady each time).
+            return _install(world, strategy)
+    if bad:
+        return _bad_materials(world, bad)
+    health = _health(world, strategy, materials)
     if health.healthy:
         return transition(
             world,
@@ -586,20 +787,6 @@ def _failed(world: World, strategy: Strategy) -> Plan:
             CsvPhase.FAILED,
             CsvReason.INSTALL_CHECK_FAILED,
             f"install failed: {health.message}",
-        )
-    if retry_install:
-        # Apply again straight from Failed: when the API server refuses with the same
-        # message, nothing is written (OLM goes through Pending and InstallReady each time).
-        conflict = _deployment_conflict(world, strategy)
-        if conflict:
-            return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
-        desired = desired_deployments(world, strategy)
-        return transition(
-            world,
-            CsvPhase.INSTALLING,
-            CsvReason.INSTALL_SUCCEEDED,
-            "waiting for install components to report healthy",
-            Plan(apply=desired, delete_deployments=_orphans(world, desired)),
         )
     if health.drifted:
         return transition(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from olm.devcluster import health, pki
+from olm.devcluster import health, pki, registry
 from olm.devcluster.build import Binaries
 from olm.devcluster.components import (
     APISERVER,
@@ -171,6 +171,9 @@ class DevCluster:
                     healthy, detail = health.component_healthy(ports["controller_manager"])
                 elif name == SCHEDULER:
                     healthy, detail = health.component_healthy(ports["scheduler"])
+                elif name == registry.REGISTRY and data.get("registry"):
+                    port = int(str(data["registry"]).rsplit(":", 1)[1])
+                    healthy, detail = registry.healthy(port)
                 else:
                     healthy, detail = True, "running (no health endpoint)"
             result.append(
@@ -181,7 +184,11 @@ class DevCluster:
     def env(self) -> dict[str, str]:
         bin_dir = self.bin_dir
         path = f"{bin_dir}:{os.environ.get('PATH', '')}" if bin_dir else os.environ.get("PATH", "")
-        return {"KUBECONFIG": str(self.kubeconfig_path), "PATH": path}
+        env = {"KUBECONFIG": str(self.kubeconfig_path), "PATH": path}
+        address = (self._load() or {}).get("registry")
+        if address:
+            env[registry.REGISTRY_ENV] = str(address)
+        return env
 
     def kubectl(self, *args: str, stdin: str | None = None, timeout: float = 60) -> str:
         bin_dir = self.bin_dir
@@ -294,9 +301,47 @@ class DevCluster:
             if not is_running(proc):
                 self._component_failed(name, layout, "exited right after starting")
         self._add_nodes(nodes, deadline)
+        self._start_registry(record, layout)
         record["ready"] = True
         record["nodes"] = nodes
         self._save(record)
+
+    def _start_registry(self, record: dict[str, Any], layout: Layout) -> None:
+        """The local OCI registry (olm/devcluster/registry.py). The cluster works without it:
+        a registry that cannot be installed or started is a warning, not a failed `up`."""
+        try:
+            binary = registry.ensure_registry_binary()
+        except registry.RegistryUnavailable as exc:
+            self.progress.say(f"No local image registry: {exc}")
+            return
+        port = free_ports(1)[0]
+        storage = layout.state_dir / "registry"
+        storage.mkdir(exist_ok=True)
+        config_path = layout.state_dir / "registry.json"
+        config_path.write_text(registry.config(storage, port))
+        self.progress.say(f"Starting {registry.REGISTRY}")
+        try:
+            _, proc = spawn(
+                registry.REGISTRY, registry.argv(binary, config_path), layout.log(registry.REGISTRY)
+            )
+        except SpawnError as exc:
+            self.progress.say(f"No local image registry: {exc}")
+            return
+        record["processes"].append(proc.to_json())
+        self._save(record)
+        ok, detail = _wait_for(
+            lambda: registry.healthy(port), timeout=20, alive=lambda: is_running(proc)
+        )
+        if not ok:
+            stop(proc)
+            self.progress.say(
+                f"No local image registry: it did not start ({detail}); see "
+                f"{layout.log(registry.REGISTRY)}"
+            )
+            return
+        record["registry"] = f"{LOOPBACK}:{port}"
+        self._save(record)
+        self.progress.say(f"{registry.REGISTRY} is healthy at {LOOPBACK}:{port}")
 
     def _await_component(
         self,

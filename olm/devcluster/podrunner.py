@@ -9,6 +9,14 @@ operator's life follows what OLM does to its Deployment:
   the RBAC its CSV asked for;
 - its env is the container's env, with `fieldRef`s to the pod's metadata resolved;
 - it dies with the runner (PR_SET_PDEATHSIG), so nothing outlives `olm dev down`.
+
+Pods of the olm-py image itself (any repository whose last part is `olm-py`, e.g. the chart's
+`quay.io/olm-py/olm-py:<version>` or `localhost/olm-py:dev`) run as this venv's `olm` with the
+container's arguments, so a chart-installed olm-py works with exactly the chart's RBAC. Every
+pod shares the host's network here, so each declared containerPort of such a pod gets a free
+host port of its own (replicas must not collide); `--<name>-port=N` arguments are rewritten to
+it and the mapping is written to `<state>/pods/<ns>_<pod>/ports.json`
+(`{"<container>": {"<containerPort>": hostPort}}`); `olm run` listens on 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -42,13 +50,76 @@ RESTART_DELAY = 2.0
 log = logging.getLogger("pod-runner")
 
 
-def program_for(image: str) -> list[str] | None:
-    """The command line for a local sample image, or None for any other image."""
-    repository, _, tag = image.rpartition(":") if ":" in image.split("/")[-1] else (image, "", "")
+OLM_PY_REPOSITORY = "olm-py"  # the last part of the olm-py image's repository
+
+
+def _split_image(image: str) -> tuple[str, str]:
+    """(repository, tag) of an image reference (a digest counts as no tag)."""
+    image = image.split("@", 1)[0]
+    if ":" in image.split("/")[-1]:
+        repository, _, tag = image.rpartition(":")
+        return repository, tag
+    return image, ""
+
+
+def is_olm_py_image(image: str) -> bool:
+    return _split_image(image)[0].rsplit("/", 1)[-1] == OLM_PY_REPOSITORY
+
+
+def olm_executable() -> list[str]:
+    """This venv's `olm` command (or `python -m olm.cli` where no script is installed)."""
+    script = Path(sys.executable).parent / "olm"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "olm.cli"]
+
+
+def program_for(image: str, container: dict[str, Any] | None = None) -> list[str] | None:
+    """The command line for a local sample image or the olm-py image, else None.
+
+    The olm-py image runs the container's `command` (its entrypoint is `olm`) and `args` with
+    this venv's `olm` in place of the image's.
+    """
+    repository, tag = _split_image(image)
+    if is_olm_py_image(image):
+        spec = container or {}
+        command = [str(part) for part in spec.get("command") or ["olm"]]
+        if Path(command[0]).name != "olm":
+            return None  # not the olm command: nothing this runner knows how to run
+        return [*olm_executable(), *command[1:], *(str(arg) for arg in spec.get("args") or [])]
     module = PROGRAMS.get(repository)
     if module is None:
         return None
     return [sys.executable, "-m", module, "--version", tag.removeprefix("v") or "latest"]
+
+
+_PORT_ARG = re.compile(r"(--[a-z-]+-port)(=|$)(\d*)")
+
+
+def localize_ports(command: list[str], host_ports: dict[int, int]) -> list[str]:
+    """`command` with every `--<x>-port=N` / `--<x>-port N` whose N is a declared
+    containerPort rewritten to that port's host port."""
+    result: list[str] = []
+    pending = False  # the previous argument was `--<x>-port` without a value
+    for arg in command:
+        if pending and arg.isdigit() and int(arg) in host_ports:
+            result.append(str(host_ports[int(arg)]))
+            pending = False
+            continue
+        pending = False
+        match = _PORT_ARG.fullmatch(arg)
+        if match and match[2] == "=" and match[3] and int(match[3]) in host_ports:
+            arg = f"{match[1]}={host_ports[int(match[3])]}"
+        elif match and not match[2]:
+            pending = True
+        result.append(arg)
+    return result
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 _FIELD_PATH = re.compile(r"metadata\.(annotations|labels)\['(.+)'\]")
@@ -120,12 +191,17 @@ class PodRunner:
     def _start(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
         for container in pod["spec"].get("containers") or []:
-            command = program_for(container.get("image", ""))
+            image = container.get("image", "")
+            command = program_for(image, container)
             key = (meta["namespace"], meta["name"], container["name"])
             if command is None or key in self.processes:
                 continue
             directory = self.pods_dir / f"{meta['namespace']}_{meta['name']}"
             directory.mkdir(parents=True, exist_ok=True)
+            if is_olm_py_image(image):
+                command = localize_ports(command, self._host_ports(directory, container))
+                if "run" in command and not any(a.startswith("--bind-address") for a in command):
+                    command.append("--bind-address=127.0.0.1")  # the pod's ports, on loopback
             env = {
                 **{
                     k: v
@@ -148,11 +224,21 @@ class PodRunner:
                 )
             log.info(
                 "started %s for pod %s/%s (pid %d)",
-                " ".join(command[2:]),
+                " ".join(command[1:]),
                 meta["namespace"],
                 meta["name"],
                 self.processes[key].pid,
             )
+
+    def _host_ports(self, directory: Path, container: dict[str, Any]) -> dict[int, int]:
+        """A free host port for each containerPort (kept across restarts of the process)."""
+        path = directory / "ports.json"
+        recorded: dict[str, dict[str, int]] = json.loads(path.read_text()) if path.is_file() else {}
+        mine = recorded.setdefault(container["name"], {})
+        for port in container.get("ports") or []:
+            mine.setdefault(str(port["containerPort"]), _free_port())
+        path.write_text(json.dumps(recorded, indent=1, sort_keys=True))
+        return {int(k): v for k, v in mine.items()}
 
     def _stop(self, namespace: str, name: str) -> None:
         for key in [k for k in self.processes if k[:2] == (namespace, name)]:

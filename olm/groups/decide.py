@@ -3,10 +3,14 @@
 What a group gets:
 - `status.namespaces` (+ `lastUpdated`), rewritten only when the set of targets changes;
 - `MultipleOperatorGroup=True` while its namespace holds more than one group (OLM);
+- `status.serviceAccountRef` naming `spec.serviceAccountName` once that ServiceAccount exists,
+  and `OperatorGroupServiceAccount=True` (ServiceAccountNotFound) while it does not (OLM's
+  scoped-install syncer; olm-py also clears the ref when the ServiceAccount goes);
 - `MissingTargetNamespaces=True` while spec.targetNamespaces names namespaces that do not
   exist, and `InvalidTargetNamespaces=True` while it holds "" (olm-py; OLM says nothing);
-- the `olm.providedAPIs` annotation: the owned APIs of the namespace's (non-copied) CSVs,
-  unless `spec.staticProvidedAPIs`;
+- the `olm.providedAPIs` annotation pruned of APIs no member CSV provides any more (OLM's
+  pruneProvidedAPIs, computed by `olm.scope.conflicts.pruned_provided_apis` and handed in);
+  APIs are added by the CSVs' own sync (AddAPIs), as in OLM;
 - a Warning Event whenever one of those problems appears or changes.
 Which CSVs to wake: those whose view of the group is out of step with the group as stored
 (annotations, group-failure reasons); all of them when the group goes away.
@@ -31,7 +35,12 @@ from olm.api.operatorgroup import (
     OperatorGroupReason,
 )
 from olm.groups.conditions import Condition, find, remove_condition, set_condition, timestamp
-from olm.groups.targets import ALL_NAMESPACES, csv_annotations, provided_apis, target_namespaces
+from olm.groups.serviceaccount import (
+    service_account_missing_message,
+    service_account_name,
+    service_account_ref,
+)
+from olm.groups.targets import ALL_NAMESPACES, csv_annotations, target_namespaces
 
 # The namespace list is not in the cache yet (the group's own namespace is missing from it).
 REQUEUE_UNTIL_NAMESPACES_KNOWN = 1.0
@@ -53,6 +62,10 @@ class GroupSnapshot:
     namespace_terminating: bool
     csvs: tuple[Mapping[str, Any], ...]  # the CSVs in the group's namespace
     now: datetime.datetime
+    # The ServiceAccount spec.serviceAccountName names, None when absent (or none named).
+    service_account: Mapping[str, Any] | None = None
+    # The group's olm.providedAPIs once pruned, None when nothing is to be pruned.
+    pruned_provided_apis: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +184,13 @@ def _conditions(
             OperatorGroupReason.EMPTY_TARGET_NAMESPACE,
             EMPTY_TARGET_MESSAGE if "" in explicit else None,
         ),
+        (
+            OperatorGroupConditionType.SERVICE_ACCOUNT,
+            OperatorGroupReason.SERVICE_ACCOUNT_NOT_FOUND,
+            service_account_missing_message(group)
+            if service_account_name(group) and snapshot.service_account is None
+            else None,
+        ),
     ]
     conditions, events = list(existing), []
     for kind, reason, message in problems:
@@ -232,6 +252,14 @@ def decide(snapshot: GroupSnapshot) -> GroupPlan:
     if set(status.get("namespaces") or []) != set(targets) or not status.get("lastUpdated"):
         patch["namespaces"] = targets or None
         patch["lastUpdated"] = timestamp(snapshot.now)
+    wanted_ref = (
+        service_account_ref(snapshot.service_account)
+        if service_account_name(group) and snapshot.service_account is not None
+        else None
+    )
+    if status.get("serviceAccountRef") != wanted_ref:
+        patch["serviceAccountRef"] = wanted_ref
+        patch["lastUpdated"] = timestamp(snapshot.now)
     existing = list(status.get("conditions") or [])
     conditions, events = _conditions(snapshot, group, existing)
     if conditions != existing:
@@ -242,13 +270,12 @@ def decide(snapshot: GroupSnapshot) -> GroupPlan:
         requeue_after=_recheck_missing_after(snapshot, group),
     )
     spec = group.get("spec") or {}
-    if not spec.get("staticProvidedAPIs"):
-        provided = provided_apis([dict(c) for c in _members(snapshot)])
+    if not spec.get("staticProvidedAPIs") and snapshot.pruned_provided_apis is not None:
         current = ((group.get("metadata") or {}).get("annotations") or {}).get(
             Annotation.PROVIDED_APIS, ""
         )
-        if current != provided:
-            plan.provided_apis = provided
+        if current != snapshot.pruned_provided_apis:
+            plan.provided_apis = snapshot.pruned_provided_apis
     plan.wake_csvs = csvs_to_wake(snapshot, group)
     return plan
 

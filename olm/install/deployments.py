@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +74,11 @@ def render_deployment(csv: dict[str, Any], entry: DeploymentSpecEntry) -> dict[s
     }
 
 
+# Server-side apply's words for a field the Deployment schema does not have, e.g.
+# ".spec.volumeClaimTemplates: field not declared in schema".
+UNDECLARED_FIELD = re.compile(r"(\.[^\s:,]+): field not declared in schema")
+
+
 def refusal_message(index: int, deployment: dict[str, Any], error: str, status: int) -> str:
     """The CSV status message for an API server refusal of the index-th rendered Deployment.
 
@@ -80,11 +86,19 @@ def refusal_message(index: int, deployment: dict[str, Any], error: str, status: 
     where that field comes from in the CSV, so the fix is clear. Other refusals keep the
     gateway's text.
     """
+    name = deployment.get("metadata", {}).get("name", "")
+    source = f"spec.install.spec.deployments[{index}]"
+    undeclared = UNDECLARED_FIELD.findall(error)
+    if undeclared:  # server-side apply of a field a Deployment does not have (a StatefulSet's)
+        fields = ", ".join(f"{source}{path}" for path in dict.fromkeys(undeclared))
+        return (
+            f"install strategy failed: the API server refused Deployment {name} ({source}): "
+            f"{fields} is not a field of a Deployment. Remove it from the "
+            "ClusterServiceVersion, or move it where it belongs in the Deployment spec."
+        )
     if status != 422:
         return f"install strategy failed: {error}"
     _, marker, detail = error.partition(f"({status}): ")
-    name = deployment.get("metadata", {}).get("name", "")
-    source = f"spec.install.spec.deployments[{index}]"
     return (
         f"install strategy failed: the API server refused Deployment {name} "
         f"({source}): {(detail if marker else error).rstrip('.')}. "

@@ -119,12 +119,37 @@ def _optional_mapping(parent: dict[str, Any], key: str, path: str) -> dict[str, 
     return value
 
 
+# The fields of apps/v1 DeploymentSpec.
+DEPLOYMENT_SPEC_FIELDS = frozenset(
+    {
+        "minReadySeconds",
+        "paused",
+        "progressDeadlineSeconds",
+        "replicas",
+        "revisionHistoryLimit",
+        "selector",
+        "strategy",
+        "template",
+    }
+)
+
+
 def _check_deployment_spec(spec: dict[str, Any], path: str) -> None:
     """Type checks: a spec OLM could not even decode is an invalid strategy.
 
     Only the parts olm-py itself reads or adds to (the pod template's metadata, annotations,
-    containers and their env) are checked here; everything else is the API server's to judge.
+    containers and their env) are checked here, and that the spec holds only DeploymentSpec
+    fields (OLM drops others silently); everything else is the API server's to judge.
     """
+    unknown = sorted(str(key) for key in spec if key not in DEPLOYMENT_SPEC_FIELDS)
+    if unknown:
+        # The API server's server-side apply refuses them one at a time, in no fixed order.
+        fields = ", ".join(f"{path}.{key}" for key in unknown)
+        raise InvalidStrategy(
+            f"{fields}: not a field of a Deployment spec (was a StatefulSet or a Pod spec "
+            f"pasted here?). A Deployment spec has {', '.join(sorted(DEPLOYMENT_SPEC_FIELDS))}: "
+            "remove the others, or move them into the pod template"
+        )
     template = spec.get("template")
     if not isinstance(template, dict):
         raise InvalidStrategy(f"{path}.template is missing: a deployment needs a pod template")

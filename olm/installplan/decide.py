@@ -17,6 +17,14 @@ carrying out a stage, in the same reconcile):
 A step already Present or Created is never run again, and a plan that reached Complete or
 Failed, or that this process already finished (`Snapshot.finished`), runs nothing at all.
 
+Scoped installs (OLM's attenuated ServiceAccount): before a plan runs, the namespace's
+OperatorGroups are asked which ServiceAccount it acts as (`olm.groups.serviceaccount`). The
+answer goes to `status.attenuatedServiceAccountRef`, and the controller writes every step but
+CRDs as that ServiceAccount. While the group is not usable (several groups, its ServiceAccount
+not found) the plan keeps its phase with `Installed=False/InstallCheckFailed` and is looked at
+again; a Forbidden answer keeps it Installing with "retrying execution due to error: ..." naming
+what to grant (`forbidden`), as OLM does.
+
 Invariants: pure (reads only its argument); running it again over what it produced decides
 nothing new; every failure a user can fix ends in `Failed` with a message naming the step or
 the field, and the fix.
@@ -43,6 +51,7 @@ from olm.api.installplan import (
 )
 from olm.api.kinds import KINDS, Kind
 from olm.csv.status import parse_timestamp, timestamp
+from olm.groups.serviceaccount import query_service_account
 from olm.installplan.crdsafety import crd_upgrade_problem
 from olm.installplan.objects import (
     contains,
@@ -60,6 +69,9 @@ CRD_KIND = "CustomResourceDefinition"
 WAIT_FOR_API_SECONDS = 1.0
 # A step's CSV owner is not visible yet (created by an earlier pass): look again after this long.
 WAIT_FOR_OWNER_SECONDS = 0.5
+# The namespace's OperatorGroup cannot say which ServiceAccount to act as: look again this soon.
+GROUP_CHECK_RETRY_SECONDS = 2.0
+ATTENUATED_REF = "attenuatedServiceAccountRef"
 
 Ref = tuple[str, str, str, str]  # (apiVersion, kind, namespace or "", name) of a step's object
 
@@ -92,6 +104,8 @@ class Snapshot:
     unserved: Mapping[Ref, str] = field(default_factory=dict)
     # (CRD name, version) -> the existing custom resources of that version (CRD upgrade safety).
     custom_resources: Mapping[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    # The OperatorGroups of the plan's namespace (which ServiceAccount the steps act as).
+    groups: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -198,8 +212,70 @@ def decide(snapshot: Snapshot) -> Plan:
             return Plan(status={**status, "phase": InstallPlanPhase.INSTALLING.value}, again=True)
         return Plan()
     if phase == InstallPlanPhase.INSTALLING:
-        return _install(snapshot, status)
+        scoped = _scope(snapshot, status)
+        if isinstance(scoped, Plan):
+            return scoped
+        return _install(snapshot, scoped)
     return Plan()  # Planning (OLM never sets it) is not a state olm-py moves a plan out of
+
+
+def _scope(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan | dict[str, Any]:
+    """The status to install with (its attenuatedServiceAccountRef set or cleared, an old
+    InstallCheckFailed condition gone), or the Plan that waits for the OperatorGroup."""
+    ref, problem = query_service_account(snapshot.groups)
+    conditions = list(status.get("conditions") or [])
+    installed = next(
+        (c for c in conditions if c.get("type") == InstallPlanConditionType.INSTALLED), None
+    )
+    checking = bool(
+        installed and installed.get("reason") == InstallPlanReason.INSTALL_CHECK_FAILED.value
+    )
+    if problem is not None:
+        if checking and installed is not None and installed.get("message") == problem:
+            return Plan(requeue_after=GROUP_CHECK_RETRY_SECONDS)
+        new = {
+            **status,
+            "conditions": set_condition(
+                conditions,
+                InstallPlanConditionType.INSTALLED,
+                ConditionStatus.FALSE,
+                snapshot.now,
+                InstallPlanReason.INSTALL_CHECK_FAILED,
+                problem,
+            ),
+        }
+        return Plan(
+            status=new,
+            requeue_after=GROUP_CHECK_RETRY_SECONDS,
+            event=("Warning", InstallPlanReason.INSTALL_CHECK_FAILED.value, problem),
+        )
+    new = dict(status)
+    if checking:
+        new["conditions"] = [c for c in conditions if c is not installed]
+        if not new["conditions"]:
+            del new["conditions"]
+    if ref is not None:
+        new[ATTENUATED_REF] = ref
+    else:
+        new.pop(ATTENUATED_REF, None)
+    return new
+
+
+def forbidden(snapshot: Snapshot, plan: Plan, done: int, message: str) -> Plan:
+    """The plan when the attenuated ServiceAccount may not write action `done`: what was
+    written keeps its step status, the plan stays Installing with `message` (OLM: a Forbidden
+    is never terminal), and an Event says it when the message is new."""
+    stale = interrupted(snapshot, plan, done)
+    assert stale.status is not None and plan.status is not None
+    new = {**stale.status, "message": message}
+    if "conditions" in plan.status:  # as the group check left them (see `_scope`)
+        new["conditions"] = plan.status["conditions"]
+    else:
+        new.pop("conditions", None)
+    old = snapshot.plan.get("status") or {}
+    reason = InstallPlanReason.INSTALL_COMPONENT_FAILED.value
+    event = None if old.get("message") == message else ("Warning", reason, message)
+    return Plan(stale.actions, new, event=event)
 
 
 def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
@@ -228,7 +304,8 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
     actions: list[Action] = []
 
     def done(index: int) -> bool:
-        return entries[index].get("status") in DONE_STEP_STATUSES
+        status = entries[index].get("status")  # free-form in the CRD: any JSON value
+        return isinstance(status, str) and status in DONE_STEP_STATUSES
 
     def mark(index: int, result: StepStatus) -> None:
         entries[index] = {**entries[index], "status": result.value}

@@ -1,4 +1,6 @@
-"""Building API clients: from a kubeconfig, else $KUBECONFIG / ~/.kube/config, else in-cluster."""
+"""Building API clients, in controller-runtime's order: an explicit kubeconfig, else
+$KUBECONFIG, else the in-cluster ServiceAccount when running in a pod
+($KUBERNETES_SERVICE_HOST is set), else ~/.kube/config."""
 
 from __future__ import annotations
 
@@ -7,12 +9,25 @@ from pathlib import Path
 
 from kubernetes import client, config
 
+DEFAULT_KUBECONFIG = "~/.kube/config"
+
+
+def source(kubeconfig: Path | str | None = None) -> str | None:
+    """The kubeconfig file to use, or None for the in-cluster configuration."""
+    path = kubeconfig or os.environ.get("KUBECONFIG")
+    if path:
+        return str(path)
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return None
+    default = Path(DEFAULT_KUBECONFIG).expanduser()
+    return str(default) if default.is_file() else None
+
 
 def api_client(kubeconfig: Path | str | None = None) -> client.ApiClient:
     """A client for the cluster, without touching the kubernetes package's global config."""
-    path = kubeconfig or os.environ.get("KUBECONFIG")
-    if path or Path("~/.kube/config").expanduser().is_file():
-        return config.new_client_from_config(config_file=str(path) if path else None)
+    path = source(kubeconfig)
+    if path is not None:
+        return config.new_client_from_config(config_file=path)
     configuration = client.Configuration()
     config.load_incluster_config(client_configuration=configuration)
     return client.ApiClient(configuration)

@@ -20,6 +20,8 @@ Not modelled: admission, validation, owner-reference garbage collection, watches
 keys merged by server-side apply (lists are atomic), other field managers' ownership.
 
 Test-side helpers (`put`, `remove`, `fail`) change the world without being recorded.
+`impersonating(user)` returns a view over the same objects and record whose writes carry
+`Write.user`; `fail(..., user=...)` fails only that user's requests (a Forbidden, say).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class Write:
     name: str
     body: Any
     changed: bool
+    user: str | None = None  # who the request acted as (None: olm-py itself)
 
 
 def _key(api_version: str, kind: str, namespace: str | None, name: str) -> Key:
@@ -102,13 +105,14 @@ class FakeGateway:
         now: str = "2026-01-01T00:00:00Z",
     ) -> None:
         self.field_manager = field_manager
+        self.user: str | None = None
         self.now = now
         self.objects: dict[Key, dict[str, Any]] = {}
         self.writes: list[Write] = []
         self._server_version = server_version
         self._served_kinds = served_kinds
         self._owned: dict[tuple[Key, str], frozenset[Path]] = {}
-        self._failures: list[tuple[str, str | None, str | None, GatewayError]] = []
+        self._failures: list[tuple[str, str | None, str | None, str | None, GatewayError]] = []
         self._counter = itertools.count(1)
         for obj in objects:
             self.put(obj)
@@ -131,14 +135,27 @@ class FakeGateway:
         self.objects.pop(_key(api_version, kind, namespace, name), None)
 
     def fail(
-        self, verb: str, error: GatewayError, kind: str | None = None, name: str | None = None
+        self,
+        verb: str,
+        error: GatewayError,
+        kind: str | None = None,
+        name: str | None = None,
+        *,
+        user: str | None = None,
     ) -> None:
-        """Make the next `verb` (on `kind`/`name`, if given) raise `error` instead."""
-        self._failures.append((verb, kind, name, error))
+        """Make the next `verb` (on `kind`/`name`, by `user`, if given) raise `error` instead."""
+        self._failures.append((verb, kind, name, user, error))
+
+    def impersonating(self, user: str) -> FakeGateway:
+        """A view acting as `user`: the same objects, record and failures."""
+        view = copy.copy(self)
+        view.user = user
+        return view
 
     def take_writes(self) -> list[Write]:
         """The writes recorded so far; the record starts again empty."""
-        taken, self.writes = self.writes, []
+        taken = list(self.writes)
+        self.writes.clear()
         return taken
 
     def changes(self) -> list[Write]:
@@ -229,7 +246,7 @@ class FakeGateway:
         live = self.objects.get(key)
         body = {"propagationPolicy": propagation}
         if live is None:
-            self.writes.append(Write("delete", *key, body, changed=False))
+            self.writes.append(Write("delete", *key, body, changed=False, user=self.user))
             return
         if live["metadata"].get("finalizers"):
             updated = copy.deepcopy(live)
@@ -237,7 +254,7 @@ class FakeGateway:
             self._store(key, live, updated, "delete", body)
             return
         del self.objects[key]
-        self.writes.append(Write("delete", *key, body, changed=True))
+        self.writes.append(Write("delete", *key, body, changed=True, user=self.user))
 
     def event(self, involved: dict[str, Any], event_type: str, reason: str, message: str) -> None:
         body = _wire(event_body(involved, event_type, reason, message, self.now))
@@ -292,8 +309,13 @@ class FakeGateway:
         return f"{prefix}{suffix}"
 
     def _check(self, verb: str, kind: str, name: str) -> None:
-        for index, (want_verb, want_kind, want_name, error) in enumerate(self._failures):
-            if want_verb == verb and want_kind in (None, kind) and want_name in (None, name):
+        for index, (want_verb, want_kind, want_name, want_user, error) in enumerate(self._failures):
+            if (
+                want_verb == verb
+                and want_kind in (None, kind)
+                and want_name in (None, name)
+                and want_user in (None, self.user)
+            ):
                 del self._failures[index]
                 raise error
 
@@ -335,7 +357,7 @@ class FakeGateway:
         )
         self.objects[key] = body
         self._owned = {k: v for k, v in self._owned.items() if k[0] != key}
-        self.writes.append(Write(verb, *key, copy.deepcopy(sent), changed=True))
+        self.writes.append(Write(verb, *key, copy.deepcopy(sent), changed=True, user=self.user))
         return copy.deepcopy(body)
 
     def _apply(self, sent: dict[str, Any], verb: str) -> dict[str, Any]:
@@ -349,7 +371,7 @@ class FakeGateway:
         if live is None:
             merged, owned = server_side_apply(None, body, frozenset())
             created = self._create(merged, verb)
-            self.writes[-1] = Write(verb, *key, copy.deepcopy(sent), changed=True)
+            self.writes[-1] = Write(verb, *key, copy.deepcopy(sent), changed=True, user=self.user)
             self._owned[owner] = owned
             return created
         merged, owned = server_side_apply(live, body, self._owned.get(owner, frozenset()))
@@ -374,7 +396,7 @@ class FakeGateway:
                 del self.objects[key]
             else:
                 self.objects[key] = updated
-        self.writes.append(Write(verb, *key, copy.deepcopy(body), changed=changed))
+        self.writes.append(Write(verb, *key, copy.deepcopy(body), changed=changed, user=self.user))
         return copy.deepcopy(self.objects.get(key, updated))
 
 

@@ -8,6 +8,8 @@ Invariants:
 - Every body is serialized by `olm.kube.wire.encode_body` (UTF-8, any Unicode as itself), never
   by the kubernetes client, whose ASCII escapes the API server's YAML reader refuses.
 - Every failure is a `GatewayError` (`NotFound` and `Conflict` are subclasses).
+- `impersonating(user)` gives a gateway whose every request carries `Impersonate-User` (scoped
+  installs: an OperatorGroup's ServiceAccount), sharing this one's connection pool.
 - Nothing here decides anything; callers pass complete objects or patches.
 """
 
@@ -49,12 +51,23 @@ __all__ = [
 class Gateway:
     """`KubeGateway` over a kubernetes `ApiClient`."""
 
-    def __init__(self, api: client.ApiClient, field_manager: str = FIELD_MANAGER) -> None:
+    def __init__(
+        self,
+        api: client.ApiClient,
+        field_manager: str = FIELD_MANAGER,
+        impersonate: str | None = None,
+    ) -> None:
         self.api = api
         self.field_manager = field_manager
+        self.user = impersonate
         self._discovery: tuple[float, frozenset[tuple[str, str, str]]] | None = None
         self._version: str | None = None
         self._lock = threading.Lock()
+
+    def impersonating(self, user: str) -> Gateway:
+        """This gateway acting as `user` (e.g. `system:serviceaccount:<ns>:<name>`): the API
+        server authorizes every request as that user (olm-py needs the `impersonate` verb)."""
+        return Gateway(self.api, self.field_manager, impersonate=user)
 
     def _path(
         self, api_version: str, kind: str, namespace: str | None, name: str | None = None
@@ -94,11 +107,14 @@ class Gateway:
         content_type: str = "application/json",
         query: list[tuple[str, str]] | None = None,
     ) -> Any:
+        header_params = {"Content-Type": content_type, "Accept": "application/json"}
+        if self.user:
+            header_params["Impersonate-User"] = self.user
         method_, url, headers, _, _ = self.api.param_serialize(
             method,
             path,
             query_params=query or [],
-            header_params={"Content-Type": content_type, "Accept": "application/json"},
+            header_params=header_params,
             auth_settings=["BearerToken"],
         )
         try:

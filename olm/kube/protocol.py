@@ -11,6 +11,8 @@ Invariants (both implementations keep them):
   object is not an error.
 - Every failure is a `olm.kube.errors.GatewayError` (`NotFound`, `Conflict` included).
 - Reads return plain JSON data (dicts, lists, str, int, bool, None).
+- `impersonating(user)` is the same gateway acting as `user` (scoped installs); `user` is the
+  user a gateway acts as (None: olm-py's own credentials).
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ APPLY_PATCH = "application/apply-patch+yaml"
 class KubeGateway(Protocol):
     @property
     def field_manager(self) -> str: ...
+
+    @property
+    def user(self) -> str | None: ...
+
+    def impersonating(self, user: str) -> KubeGateway: ...
 
     # ----- writes ------------------------------------------------------------------------------
 

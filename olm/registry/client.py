@@ -5,15 +5,34 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
 from google.protobuf.json_format import MessageToDict
+from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from olm.catalog.model import Bundle, Catalog, Channel, Entry, Package
 from olm.registry import registry_pb2 as pb
 from olm.registry import registry_pb2_grpc as rpc
+
+SERVICE = "/api.Registry/"
+
+
+class UnreadableAnswer(ValueError):
+    """The server answered a call with bytes that are not the message the API defines."""
+
+
+def _decode(message_type: type[Message], raw: bytes, method: str) -> Any:
+    """The answer decoded here rather than by gRPC, whose decoder logs a traceback of its own
+    for every answer that is not protobuf (a hostile or mistaken server)."""
+    try:
+        return message_type.FromString(raw)
+    except (DecodeError, TypeError) as exc:
+        raise UnreadableAnswer(
+            f"the answer to {method} is not a valid {message_type.DESCRIPTOR.full_name}: {exc}"
+        ) from exc
 
 
 class RegistryClient:
@@ -34,20 +53,31 @@ class RegistryClient:
             return False
         return bool(answer.status == health_pb2.HealthCheckResponse.SERVING)
 
+    def _unary(self, method: str, request: Message, answer: type[Message]) -> Any:
+        call = self.channel.unary_unary(
+            SERVICE + method, request_serializer=type(request).SerializeToString
+        )
+        return _decode(answer, call(request, timeout=self.timeout), method)
+
+    def _stream(self, method: str, request: Message, answer: type[Message]) -> Iterator[Any]:
+        call = self.channel.unary_stream(
+            SERVICE + method, request_serializer=type(request).SerializeToString
+        )
+        for raw in call(request, timeout=self.timeout):
+            yield _decode(answer, raw, method)
+
     def list_packages(self) -> list[str]:
         return sorted(
-            p.name for p in self.stub.ListPackages(pb.ListPackageRequest(), timeout=self.timeout)
+            p.name for p in self._stream("ListPackages", pb.ListPackageRequest(), pb.PackageName)
         )
 
     def get_package(self, name: str) -> dict[str, Any]:
-        return MessageToDict(
-            self.stub.GetPackage(pb.GetPackageRequest(name=name), timeout=self.timeout)
-        )
+        return MessageToDict(self._unary("GetPackage", pb.GetPackageRequest(name=name), pb.Package))
 
     def list_bundles(self) -> list[dict[str, Any]]:
         return [
             MessageToDict(b)
-            for b in self.stub.ListBundles(pb.ListBundlesRequest(), timeout=self.timeout)
+            for b in self._stream("ListBundles", pb.ListBundlesRequest(), pb.Bundle)
         ]
 
     def call(self, method: str, request: Any) -> Any:

@@ -52,6 +52,30 @@ MULTI: dict[str, Any] = {
     "crd_version": "v1alpha1",
     "bundle": CORPUS / "ecr-secret-operator" / "0.3.2" / "manifests",
 }
+# Two more AllNamespaces operators with namespaced permissions and one owned CRD, installed
+# beside GLOBAL; `can` is one of their namespaced permissions.
+MORE: list[dict[str, Any]] = [
+    {
+        "package": "openshift-qiskit-operator",
+        "channel": "alpha",
+        "csv": "openshift-qiskit-operator.v0.2.1",
+        "sa": "qiskit-operator-controller-manager",
+        "crd": "qiskitplaygrounds.qiskit.ibm.com",
+        "crd_version": "v1alpha1",
+        "bundle": CORPUS / "openshift-qiskit-operator" / "0.2.1" / "manifests",
+        "can": ("create", "leases.coordination.k8s.io"),
+    },
+    {
+        "package": "kubernetes-imagepuller-operator",
+        "channel": "stable",
+        "csv": "kubernetes-imagepuller-operator.v1.0.6",
+        "sa": "kubernetes-image-puller-operator",
+        "crd": "kubernetesimagepullers.che.eclipse.org",
+        "crd_version": "v1alpha1",
+        "bundle": CORPUS / "kubernetes-imagepuller-operator" / "1.0.6" / "manifests",
+        "can": ("create", "secrets"),
+    },
+]
 ROLE_SUFFIXES = ("admin", "edit", "view", "crdview")
 NEW_NAMESPACE_GOAL_SECONDS = 2.0  # OLM v0: 0.8-1.4 s on the same kind of cluster (issue 10)
 
@@ -204,9 +228,9 @@ def create_namespace(plane: ControlPlane, prefix: str) -> str:
 
 @pytest.fixture(scope="module")
 def corpus_catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """The two corpus packages, served by `olm catalog serve` (as a catalog image would be)."""
+    """The corpus packages, served by `olm catalog serve` (as a catalog image would be)."""
     directory = tmp_path_factory.mktemp("corpus-catalog")
-    for operator in (GLOBAL, MULTI):
+    for operator in (GLOBAL, MULTI, *MORE):
         bundle = Path(operator["bundle"]).parent
         shutil.copytree(bundle, directory / operator["package"] / bundle.name)
     # ecr-secret-operator 0.3.2 names v0.4 as its default channel, which only later bundles
@@ -379,6 +403,89 @@ def test_the_operator_and_each_namespace_s_users_get_rights_in_every_namespace(
     assert not can_i(plane, "alice", "create", operator["crd"], "default")
     assert can_i(plane, "bob", "list", operator["crd"], namespace)
     assert not can_i(plane, "bob", "create", operator["crd"], namespace)
+
+
+def test_three_global_operators_side_by_side_each_reach_every_namespace(
+    control_plane: ControlPlane, global_operator: dict[str, Any], namespace: str
+) -> None:
+    plane = control_plane
+    operators = [global_operator, *MORE]
+    try:
+        for operator in MORE:
+            subscribe(plane, OPERATORS, operator, "corpus")
+        for operator in MORE:
+            wait_phase(plane, OPERATORS, operator["csv"], "Succeeded/InstallSucceeded", timeout=240)
+
+        # kubectl get csv -A: each of the three, copied into every other namespace.
+        others = set(namespaces(plane)) - {OPERATORS}
+        for operator in operators:
+            found = wait_for(
+                lambda op=operator: others <= set(c := copies(plane, op, OPERATORS)) and c,
+                timeout=60,
+                what=f"a copy of {operator['csv']} in every namespace",
+            )
+            assert OPERATORS not in found
+            assert {c["status"]["reason"] for c in found.values()} == {"Copied"}
+
+        # A namespace created now gets the three copies within about two seconds; a deleted
+        # one keeps none.
+        gateway = Gateway(api_client(str(plane.kubeconfig)))
+        late = f"t-late3-{uuid.uuid4().hex[:6]}"
+        start = time.monotonic()
+        plane.kubectl("create", "namespace", late)
+        try:
+            missing = {op["csv"] for op in operators}
+            while missing:
+                for name in sorted(missing):
+                    try:
+                        gateway.get(
+                            "operators.coreos.com/v1alpha1", "ClusterServiceVersion", late, name
+                        )
+                        missing.discard(name)
+                    except NotFound:
+                        pass
+                assert time.monotonic() - start < 30, f"no copies {missing} in {late} after 30 s"
+                time.sleep(0.02)
+            waited = time.monotonic() - start
+            print(f"time until a new namespace has all three copies: {waited:.2f} s")
+            assert waited < 2 * NEW_NAMESPACE_GOAL_SECONDS, waited
+            plane.kubectl("delete", "namespace", late, "--timeout=90s", timeout=120)
+            time.sleep(2)
+            for operator in operators:
+                assert late not in copies(plane, operator, OPERATORS)
+        finally:
+            plane.kubectl("delete", "namespace", late, "--wait=false", "--ignore-not-found")
+
+        # Each operator's namespaced permissions hold in any namespace; an `edit` user of a
+        # namespace can create each operator's CRs there.
+        plane.kubectl(
+            "create",
+            "rolebinding",
+            "carol-edit",
+            "--clusterrole=edit",
+            "--user=carol",
+            "-n",
+            namespace,
+        )
+        for operator in MORE:
+            verb, resource = operator["can"]
+            assert wait_for(
+                lambda op=operator, v=verb, r=resource: can_i(
+                    plane, service_account(op, OPERATORS), v, r, namespace
+                ),
+                timeout=30,
+                what=f"{operator['sa']} may {verb} {resource} in {namespace}",
+            )
+        for operator in operators:
+            assert wait_for(
+                lambda op=operator: can_i(plane, "carol", "create", op["crd"], namespace),
+                timeout=30,
+                what=f"edit users can create {operator['crd']}",
+            )
+            assert not can_i(plane, "carol", "create", operator["crd"], "default")
+    finally:
+        for operator in MORE:
+            uninstall(plane, OPERATORS, operator)
 
 
 def test_disabling_copied_csvs_removes_the_copies_and_enabling_brings_them_back(

@@ -20,8 +20,38 @@ def webhook(**overrides: Any) -> dict[str, Any]:
         "rules": [
             {"apiGroups": ["example.com"], "resources": ["things"], "operations": ["CREATE"]}
         ],
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
     }
     return {**base, **overrides}
+
+
+ALL_ONLY = [
+    {"type": "OwnNamespace", "supported": False},
+    {"type": "AllNamespaces", "supported": True},
+]
+
+
+def conversion(**overrides: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "type": "ConversionWebhook",
+        "generateName": "c.example.com",
+        "conversionCRDs": ["things.example.com"],
+        "rules": None,
+    }
+    return webhook(**{**fields, **overrides})
+
+
+def test_a_conversion_webhook_needs_an_all_namespaces_only_csv() -> None:
+    spec = {
+        "webhookdefinitions": [conversion()],
+        "installModes": [*ALL_ONLY, {"type": "SingleNamespace", "supported": True}],
+        "customresourcedefinitions": {"owned": [{"name": "things.example.com"}]},
+    }
+    problem = definition_problem({"spec": spec}, {"op"})
+    assert problem is not None
+    assert "must support only AllNamespaces" in problem[1]
+    assert problem[1].startswith("spec.webhookdefinitions[0]")
 
 
 @pytest.mark.parametrize(
@@ -49,10 +79,25 @@ def webhook(**overrides: Any) -> dict[str, Any]:
             ],
             "admission webhook configurations",
         ),
+        ([webhook(generateName="")], "webhookdefinitions[0].generateName is missing"),
+        ([webhook(sideEffects=None)], "webhookdefinitions[0].sideEffects is missing"),
+        ([webhook(admissionReviewVersions=[])], "admissionReviewVersions is missing"),
+        (["text"], "webhookdefinitions[0] must be an object"),
+        ([conversion()], None),
+        ([conversion(conversionCRDs=[])], "conversionCRDs is empty"),
+        (
+            [conversion(conversionCRDs=["others.example.com"])],
+            "names CRD others.example.com, which this CSV does not own",
+        ),
     ],
 )
 def test_webhook_definitions(webhooks: list[dict[str, Any]], fragment: str | None) -> None:
-    problem = definition_problem({"spec": {"webhookdefinitions": webhooks}}, {"op"})
+    spec = {
+        "webhookdefinitions": webhooks,
+        "installModes": ALL_ONLY,
+        "customresourcedefinitions": {"owned": [{"name": "things.example.com"}]},
+    }
+    problem = definition_problem({"spec": spec}, {"op"})
     if fragment is None:
         assert problem is None
     else:

@@ -121,7 +121,7 @@ def test_a_new_address_resets_last_connect() -> None:
     ("spec", "fragment"),
     [
         ({"sourceType": "helm-repo"}, "spec.sourceType 'helm-repo'"),
-        ({"sourceType": "grpc", "image": "quay.io/x:1"}, "spec.image needs a registry pod"),
+        ({"sourceType": "grpc", "image": {"ref": "quay.io/x:1"}}, "is not a string"),
         ({"sourceType": "configmap"}, "configmap name unset"),
     ],
 )

@@ -22,6 +22,7 @@ from olm.catalogsource.failures import (
 from olm.catalogsource.source import (
     DEFAULT_POLL_SECONDS,
     ReadConfigMap,
+    ReadImage,
     ReadRegistry,
     SpecInvalid,
     parse_duration,
@@ -47,6 +48,15 @@ def test_vocabularies_are_olms() -> None:
     [
         ({"sourceType": "grpc", "address": "127.0.0.1:50051"}, ReadRegistry("127.0.0.1:50051")),
         ({"sourceType": "grpc", "address": " h:1 ", "image": "x"}, ReadRegistry("h:1")),
+        ({"sourceType": "grpc", "image": " quay.io/x:1 "}, ReadImage("quay.io/x:1")),
+        (
+            {"sourceType": "grpc", "image": "quay.io/x:1", "secrets": ["pull", "", 3, " b "]},
+            ReadImage("quay.io/x:1", ("pull", "b")),
+        ),
+        (
+            {"sourceType": "grpc", "image": "quay.io/x:1", "grpcPodConfig": {"memoryTarget": "1"}},
+            ReadImage("quay.io/x:1"),
+        ),
         ({"sourceType": "configmap", "configMap": "cm"}, ReadConfigMap("cm")),
         ({"sourceType": "internal", "configMap": "cm"}, ReadConfigMap("cm")),
     ],
@@ -59,8 +69,8 @@ def test_what_to_read(spec: dict[str, Any], expected: object) -> None:
     ("spec", "fragments"),
     [
         (
-            {"sourceType": "grpc", "image": "quay.io/x/catalog:1"},
-            ["spec.image needs a registry pod", "set spec.address"],
+            {"sourceType": "grpc", "image": ["quay.io/x/catalog:1"]},
+            ["spec.image ['quay.io/x/catalog:1'] is not a string", "registry.example.com"],
         ),
         (
             {"sourceType": "grpc"},

@@ -577,3 +577,16 @@ def test_a_namespace_event_reads_neither_every_namespace_nor_every_copy() -> Non
     store.wide_reads.clear()
     ScopeNamespaceController(state).reconcile("", "n7")
     assert world.writes() == [] and store.wide_reads == ["operatorgroup"]
+
+
+def test_the_store_keeps_no_managed_fields() -> None:
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "a", "labels": {"x": "y"}, "managedFields": [{"manager": "kubectl"}]},
+        "status": {"phase": "Active"},
+    }
+    kept = trim("namespace", namespace)
+    assert "managedFields" not in kept["metadata"]
+    assert kept["metadata"]["labels"] == {"x": "y"} and kept["status"] == namespace["status"]
+    assert "managedFields" in namespace["metadata"], "the input is not modified"

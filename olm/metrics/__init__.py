@@ -1,0 +1,2 @@
+"""OLM v0's Prometheus metrics (names and labels as OLM's pkg/metrics), and the HTTP endpoints
+that serve them with /healthz and /readyz."""

@@ -1,0 +1,525 @@
+"""The in-process OCI client against a real registry (Debian's docker-registry on 127.0.0.1, as
+`olm dev up` runs it) and against a small token-auth server: push then pull round trips,
+indexes, tags moving, errors by kind, catalog images read as the CatalogSource controller reads
+them, and `opm render --use-http` of the images olm-py builds."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from olm.catalog.samples import CATALOG
+from olm.catalogsource.failures import FailureKind
+from olm.controllers.catalogimage import INDEX_LABEL, ImageCatalogs
+from olm.devcluster import registry
+from olm.devcluster.build import ensure_binaries
+from olm.devcluster.ports import free_ports
+from olm.image.build import Blob, Image, files_under, scratch_image
+from olm.image.cache import BlobCache
+from olm.image.client import RegistryClient
+from olm.image.errors import ImageError, ImageErrorKind
+from olm.image.manifest import OCI_INDEX, OCI_LAYER_GZIP
+from olm.image.pull import Options, label_of, pull, push, resolve
+from olm.image.reference import parse
+from tests.conftest import SHARED
+
+BUNDLE = SHARED / "fixtures" / "operator-sdk-memcached" / "bundle"
+
+
+def start_registry(work: Path, port: int) -> subprocess.Popen[bytes]:
+    binary = registry.find_binary()
+    if binary is None:
+        pytest.skip("docker-registry is not installed (olm dev up installs it)")
+    config = work / "config.json"
+    config.write_text(registry.config(work / "storage", port))
+    process = subprocess.Popen(
+        registry.argv(binary, config), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
+    deadline = time.monotonic() + 20
+    while not registry.healthy(port)[0]:
+        assert process.poll() is None, "docker-registry exited"
+        assert time.monotonic() < deadline, "docker-registry did not start"
+        time.sleep(0.1)
+    return process
+
+
+def stop_registry(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def local_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_ports(1)[0]
+    process = start_registry(tmp_path_factory.mktemp("registry"), port)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        stop_registry(process)
+
+
+@pytest.fixture
+def options(tmp_path: Path) -> Options:
+    return Options(
+        cache=BlobCache(tmp_path / "cache"), retries=0, timeout=10, use_local_configs=False
+    )
+
+
+def catalog_image() -> Image:
+    return scratch_image(files_under(CATALOG.parent, "configs"), {INDEX_LABEL: "/configs"})
+
+
+def test_push_then_pull_round_trip(local_registry: str, options: Options, tmp_path: Path) -> None:
+    reference = parse(f"{local_registry}/olm/samples:v1")
+    image = catalog_image()
+    assert push(reference, image, options) == image.digest
+    assert resolve(reference, options) == image.digest
+    pulled = pull(reference, tmp_path / "root", options)
+    assert pulled.digest == image.digest
+    assert pulled.labels == {INDEX_LABEL: "/configs"}
+    assert (tmp_path / "root" / "configs" / "catalog.yaml").read_bytes() == CATALOG.read_bytes()
+    # Pulled again by digest, from the cache: the same files.
+    again = pull(reference.with_digest(image.digest), tmp_path / "again", options, only="/configs")
+    assert again.digest == image.digest
+    assert (tmp_path / "again" / "configs" / "catalog.yaml").is_file()
+
+
+def test_a_tag_that_moves_resolves_to_the_new_digest(local_registry: str, options: Options) -> None:
+    reference = parse(f"{local_registry}/olm/moving:latest")
+    first = scratch_image({"configs/a.yaml": b"a: 1\n"}, {INDEX_LABEL: "/configs"})
+    second = scratch_image({"configs/a.yaml": b"a: 2\n"}, {INDEX_LABEL: "/configs"})
+    push(reference, first, options)
+    assert resolve(reference, options) == first.digest
+    push(reference, second, options)
+    assert resolve(reference, options) == second.digest != first.digest
+
+
+def test_an_index_is_resolved_to_its_linux_amd64_image(
+    local_registry: str, options: Options, tmp_path: Path
+) -> None:
+    amd64 = scratch_image({"configs/arch": b"amd64"}, {INDEX_LABEL: "/configs"})
+    arm64 = scratch_image({"configs/arch": b"arm64"}, {INDEX_LABEL: "/configs"})
+    repository = parse(f"{local_registry}/olm/multi")
+    push(repository.with_tag("amd64"), amd64, options)
+    push(repository.with_tag("arm64"), arm64, options)
+    index = {
+        "schemaVersion": 2,
+        "mediaType": OCI_INDEX,
+        "manifests": [
+            {
+                **json.loads(arm64.manifest)["config"],
+                "mediaType": arm64.media_type,
+                "digest": arm64.digest,
+                "size": len(arm64.manifest),
+                "platform": {"os": "linux", "architecture": "arm64"},
+            },
+            {
+                "mediaType": amd64.media_type,
+                "digest": amd64.digest,
+                "size": len(amd64.manifest),
+                "platform": {"os": "linux", "architecture": "amd64"},
+            },
+        ],
+    }
+    body = json.dumps(index).encode()
+    client = options.client(repository)
+    index_digest = client.push_manifest("olm/multi", "v1", body, OCI_INDEX)
+    pulled = pull(repository.with_tag("v1"), tmp_path / "root", options)
+    assert pulled.digest == index_digest
+    assert (tmp_path / "root" / "configs" / "arch").read_bytes() == b"amd64"
+
+
+def test_errors_come_by_kind(local_registry: str, options: Options, tmp_path: Path) -> None:
+    with pytest.raises(ImageError) as missing:
+        resolve(parse(f"{local_registry}/olm/samples:no-such-tag"), options)
+    assert missing.value.kind is ImageErrorKind.NOT_FOUND
+    assert "has no olm/samples:no-such-tag" in str(missing.value)
+    closed = free_ports(1)[0]
+    with pytest.raises(ImageError) as down:
+        resolve(parse(f"127.0.0.1:{closed}/olm/samples:v1"), options)
+    assert down.value.kind is ImageErrorKind.UNREACHABLE
+    assert "nothing is listening there" in str(down.value)
+    # A layer that is not a tar archive (the registry checks digests, not content).
+    garbage = Blob(OCI_LAYER_GZIP, gzip.compress(b"not a tar archive" * 40))
+    good = catalog_image()
+    manifest = json.loads(good.manifest)
+    manifest["layers"] = [garbage.descriptor()]
+    corrupt = Image(good.config, (garbage,), json.dumps(manifest).encode())
+    reference = parse(f"{local_registry}/olm/corrupt:v1")
+    push(reference, corrupt, options)
+    with pytest.raises(ImageError) as broken:
+        pull(reference, tmp_path / "root", options)
+    assert broken.value.kind is ImageErrorKind.CORRUPT
+
+
+def test_the_controller_reads_a_catalog_image_once_per_digest(
+    local_registry: str, tmp_path: Path
+) -> None:
+    image = f"{local_registry}/olm/controller-catalog:v1"
+    images = ImageCatalogs(BlobCache(tmp_path / "cache"), timeout=10, retries=0)
+    key = ("ns", "src")
+    missing = images.read(key, image, [])
+    assert missing.failure is not None and missing.failure.kind is FailureKind.IMAGE_NOT_FOUND
+    assert images.read(key, image, []).attempts == 2
+    options = Options(cache=BlobCache(tmp_path / "push-cache"), use_local_configs=False)
+    digest = push(parse(image), catalog_image(), options)
+    first = images.read(key, image, [])
+    assert first.failure is None and first.catalog is not None
+    assert sorted(first.catalog.packages) == ["memcached-dashboard", "memcached-operator"]
+    assert first.resolved == f"{local_registry}/olm/controller-catalog@{digest}"
+    assert images.read(key, image, []).catalog is first.catalog, "same digest: not pulled again"
+    not_catalog = f"{local_registry}/olm/not-a-catalog:v1"
+    push(parse(not_catalog), scratch_image({"etc/motd": b"hi"}, {}), options)
+    wrong = images.read(("ns", "other"), not_catalog, [])
+    assert wrong.failure is not None and wrong.failure.kind is FailureKind.NOT_A_CATALOG
+    assert INDEX_LABEL in wrong.failure.summary
+
+
+def test_the_olm_commands_push_images_opm_renders(
+    local_registry: str, options: Options, tmp_path: Path
+) -> None:
+    opm = ensure_binaries(build=False).path("opm")
+    if not opm.is_file():
+        pytest.skip("opm is not built (make setup)")
+    catalog_ref = f"{local_registry}/olm/cli-samples:v1"
+    bundle_ref = f"{local_registry}/olm/memcached-bundle:v0.0.1"
+    from olm.cli import main
+
+    assert main(["catalog", "push", str(CATALOG.parent), catalog_ref]) == 0
+    assert main(["bundle", "push", str(BUNDLE), bundle_ref]) == 0
+    labels = label_of(parse(bundle_ref), options).labels
+    assert labels["operators.operatorframework.io.bundle.package.v1"] == "memcached-operator"
+    assert labels["operators.operatorframework.io.bundle.mediatype.v1"] == "registry+v1"
+    rendered = {}
+    for ref in (catalog_ref, bundle_ref):
+        result = subprocess.run(
+            [str(opm), "render", "--use-http", "-o", "json", ref],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        decoder, text, blobs = json.JSONDecoder(), result.stdout.strip(), []
+        while text:
+            blob, end = decoder.raw_decode(text)
+            blobs.append(blob)
+            text = text[end:].strip()
+        rendered[ref] = blobs
+    assert {b["name"] for b in rendered[catalog_ref] if b["schema"] == "olm.bundle"} == {
+        "memcached-operator.v0.0.1",
+        "memcached-operator.v0.0.2",
+        "memcached-dashboard.v0.1.0",
+    }
+    (bundle,) = rendered[bundle_ref]
+    assert bundle["schema"] == "olm.bundle" and bundle["image"] == bundle_ref
+    assert bundle["package"] == "memcached-operator"
+
+
+# ----- a registry behind bearer-token auth -----------------------------------------------------
+
+USER, PASSWORD, TOKEN = "olm", "s3cret", "token-123"
+
+
+class TokenRegistry(BaseHTTPRequestHandler):
+    """/v2/* wants `Bearer token-123`, issued by /token to olm:s3cret."""
+
+    image: Image
+    requests: list[tuple[str, str, str]] = []  # noqa: RUF012 - shared on purpose
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        authorization = self.headers.get("Authorization") or ""
+        self.requests.append((self.command, self.path, authorization.split(" ")[0]))
+        port = self.server.server_address[1]
+        if self.path.startswith("/token"):
+            expected = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+            if (
+                authorization != expected
+                or "scope=repository%3Aolm%2Fprivate%3Apull" not in self.path
+            ):
+                return self._send(401)
+            return self._send(200, json.dumps({"token": TOKEN}).encode())
+        if authorization != f"Bearer {TOKEN}":
+            challenge = f'Bearer realm="http://127.0.0.1:{port}/token",service="test",scope="repository:olm/private:pull"'
+            return self._send(
+                401, b'{"errors":[{"code":"UNAUTHORIZED"}]}', {"WWW-Authenticate": challenge}
+            )
+        image = self.image
+        blobs = {b.digest: b.data for b in (*image.layers, image.config)}
+        if self.path == "/v2/olm/private/manifests/v1":
+            return self._send(
+                200,
+                image.manifest,
+                {"Content-Type": image.media_type, "Docker-Content-Digest": image.digest},
+            )
+        if self.path.startswith("/v2/olm/private/manifests/sha256:"):
+            return self._send(200, image.manifest, {"Content-Type": image.media_type})
+        digest = self.path.rsplit("/", 1)[-1]
+        if digest in blobs:
+            # Blobs come from "elsewhere", as from a CDN: a redirect to an unauthenticated path.
+            return (
+                self._send(307, b"", {"Location": f"http://localhost:{port}/cdn/{digest}"})
+                if "cdn" not in self.path
+                else None
+            )
+        return self._send(404, b'{"errors":[{"code":"BLOB_UNKNOWN"}]}')
+
+
+class Cdn(TokenRegistry):
+    def do_GET(self) -> None:
+        if self.path.startswith("/cdn/"):
+            authorization = self.headers.get("Authorization") or ""
+            self.requests.append((self.command, self.path, authorization.split(" ")[0]))
+            blobs = {b.digest: b.data for b in (*self.image.layers, self.image.config)}
+            return self._send(200, blobs[self.path.rsplit("/", 1)[-1]])
+        return super().do_GET()
+
+
+@pytest.fixture
+def token_registry() -> Iterator[str]:
+    Cdn.image = catalog_image()
+    Cdn.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Cdn)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def secret(user: str, password: str, host: str) -> dict[str, Any]:
+    auth = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return {"auths": {host: {"auth": auth}}}
+
+
+def test_bearer_token_flow_with_docker_config_credentials(
+    token_registry: str, tmp_path: Path
+) -> None:
+    options = Options(
+        configs=[secret(USER, PASSWORD, token_registry)],
+        cache=BlobCache(tmp_path / "cache"),
+        retries=0,
+        use_local_configs=False,
+    )
+    reference = parse(f"{token_registry}/olm/private:v1")
+    pulled = pull(reference, tmp_path / "root", options)
+    assert pulled.digest == Cdn.image.digest
+    assert (tmp_path / "root" / "configs" / "catalog.yaml").read_bytes() == CATALOG.read_bytes()
+    cdn = [auth for _, path, auth in Cdn.requests if path.startswith("/cdn/")]
+    assert cdn and not any(cdn), "no Authorization header is sent along a redirect elsewhere"
+    assert hashlib.sha256(Cdn.image.layers[0].data).hexdigest() in "".join(
+        p for _, p, _ in Cdn.requests
+    )
+
+
+@pytest.mark.parametrize(
+    ("configs", "fragment"),
+    [
+        ([], "(none were configured)"),
+        ([secret(USER, "wrong", "placeholder")], "refused the credentials"),
+    ],
+)
+def test_wrong_or_missing_credentials_are_unauthorized(
+    token_registry: str, tmp_path: Path, configs: list[dict[str, Any]], fragment: str
+) -> None:
+    configs = [json.loads(json.dumps(c).replace("placeholder", token_registry)) for c in configs]
+    options = Options(
+        configs=configs, cache=BlobCache(tmp_path / "cache"), retries=0, use_local_configs=False
+    )
+    with pytest.raises(ImageError) as raised:
+        resolve(parse(f"{token_registry}/olm/private:v1"), options)
+    assert raised.value.kind is ImageErrorKind.UNAUTHORIZED
+    assert fragment in str(raised.value)
+
+
+def test_a_registry_client_retries_with_backoff(tmp_path: Path) -> None:
+    slept: list[float] = []
+    closed = free_ports(1)[0]
+    client = RegistryClient(f"127.0.0.1:{closed}", retries=3, sleep=slept.append)
+    with pytest.raises(ImageError) as raised:
+        client.resolve("olm/x", "v1")
+    assert raised.value.kind is ImageErrorKind.UNREACHABLE
+    assert slept == [0.5, 1.0, 2.0]
+
+
+# ----- bundles by image --------------------------------------------------------------------------
+
+
+def bundle_dir(root: Path, version: str) -> Path:
+    """A registry+v1 bundle directory of the sample memcached operator."""
+    from tests.e2e.stories import SAMPLE
+
+    directory = root / f"bundle-{version}"
+    (directory / "manifests").mkdir(parents=True)
+    (directory / "metadata").mkdir()
+    csv = SAMPLE / f"memcached-operator.v{version}.csv.yaml"
+    (directory / "manifests" / csv.name).write_bytes(csv.read_bytes())
+    (directory / "manifests" / "crd.yaml").write_bytes((SAMPLE / "crd.yaml").read_bytes())
+    prefix = "operators.operatorframework.io.bundle."
+    annotations = {
+        f"{prefix}mediatype.v1": "registry+v1",
+        f"{prefix}manifests.v1": "manifests/",
+        f"{prefix}metadata.v1": "metadata/",
+        f"{prefix}package.v1": "memcached-operator",
+        f"{prefix}channels.v1": "alpha",
+        f"{prefix}channel.default.v1": "alpha",
+    }
+    (directory / "metadata" / "annotations.yaml").write_text(
+        json.dumps({"annotations": annotations})
+    )
+    return directory
+
+
+def catalog_by_image(images: dict[str, str]) -> bytes:
+    """The samples catalog with the memcached bundles by image only (no inline objects)."""
+    from olm.catalog.render import to_yaml
+    from olm.catalog.samples import build
+
+    catalog = build()
+    for bundle in catalog.packages["memcached-operator"].bundles.values():
+        bundle.image = images[bundle.name]
+        bundle.properties = [p for p in bundle.properties if p["type"] != "olm.bundle.object"]
+    return to_yaml(catalog).encode()
+
+
+def test_bundles_by_image_are_unpacked_in_process(local_registry: str, tmp_path: Path) -> None:
+    from olm.cli import main
+
+    images = {}
+    for version in ("0.0.1", "0.0.2"):
+        ref = f"{local_registry}/olm/memcached-operator-bundle:v{version}"
+        assert main(["bundle", "push", str(bundle_dir(tmp_path, version)), ref]) == 0
+        images[f"memcached-operator.v{version}"] = ref
+    images["memcached-operator.v0.0.2"] = f"{local_registry}/olm/not-a-bundle:v1"
+    options = Options(cache=BlobCache(tmp_path / "push"), use_local_configs=False)
+    push(parse(images["memcached-operator.v0.0.2"]), scratch_image({"etc/x": b"x"}, {}), options)
+    files = {"configs/catalog.yaml": catalog_by_image(images)}
+    catalog_ref = f"{local_registry}/olm/by-image:v1"
+    push(parse(catalog_ref), scratch_image(files, {INDEX_LABEL: "/configs"}), options)
+
+    reader = ImageCatalogs(BlobCache(tmp_path / "cache"), timeout=10, retries=0)
+    fetched = reader.read(("ns", "src"), catalog_ref, [])
+    assert fetched.catalog is not None and fetched.failure is None
+    bundles = fetched.catalog.packages["memcached-operator"].bundles
+    unpacked = bundles["memcached-operator.v0.0.1"]
+    assert unpacked.csv is not None and unpacked.csv["metadata"]["name"] == unpacked.name
+    assert sorted(o["kind"] for o in unpacked.objects) == [
+        "ClusterServiceVersion",
+        "CustomResourceDefinition",
+    ]
+    assert bundles["memcached-operator.v0.0.2"].objects == []
+    (warning,) = [p for p in fetched.catalog.problems if p.rule == "bundle-unpack"]
+    assert warning.level == "warning" and "no /manifests directory" in warning.message
+    # The broken bundle image is fixed: the next poll (same catalog digest) unpacks it.
+    ref = f"{local_registry}/olm/not-a-bundle:v1"
+    assert main(["bundle", "push", str(bundle_dir(tmp_path / "fixed", "0.0.2")), ref]) == 0
+    again = reader.read(("ns", "src"), catalog_ref, [])
+    assert again.catalog is not None
+    assert again.catalog.packages["memcached-operator"].bundles["memcached-operator.v0.0.2"].csv
+    assert not [p for p in again.catalog.problems if p.rule == "bundle-unpack"]
+
+
+# ----- legacy SQLite index images ----------------------------------------------------------------
+
+DATABASE_LABEL = "operators.operatorframework.io.index.database.v1"
+
+
+def push_sqlite_index(registry_address: str, tmp_path: Path, repository: str) -> str:
+    """Bundle images of the samples pushed, added to an index.db by the real `opm registry
+    add`, and that database pushed as a SQLite index image; its reference."""
+    from olm.cli import main
+
+    opm = ensure_binaries(build=False).path("opm")
+    if not opm.is_file():
+        pytest.skip("opm is not built (make setup)")
+    database = tmp_path / "index.db"
+    for version in ("0.0.1", "0.0.2"):
+        ref = f"{registry_address}/{repository}-bundle:v{version}"
+        assert main(["bundle", "push", str(bundle_dir(tmp_path, version)), ref]) == 0
+        added = subprocess.run(
+            [str(opm), "registry", "add", "-b", ref, "-d", str(database), "--use-http"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        assert added.returncode == 0, added.stderr
+    image = scratch_image(
+        {"database/index.db": database.read_bytes()}, {DATABASE_LABEL: "/database/index.db"}
+    )
+    reference = f"{registry_address}/{repository}:v1"
+    options = Options(cache=BlobCache(tmp_path / "push"), use_local_configs=False)
+    push(parse(reference), image, options)
+    return reference
+
+
+def test_a_sqlite_index_image_built_by_opm_is_read(local_registry: str, tmp_path: Path) -> None:
+    reference = push_sqlite_index(local_registry, tmp_path, "olm/sqlite-index")
+    reader = ImageCatalogs(BlobCache(tmp_path / "cache"), timeout=10, retries=0)
+    fetched = reader.read(("ns", "src"), reference, [])
+    assert fetched.failure is None and fetched.catalog is not None
+    assert not fetched.catalog.problems
+    package = fetched.catalog.packages["memcached-operator"]
+    assert package.default_channel == "alpha"
+    entries = [(e.name, e.replaces) for e in package.channels["alpha"].entries]
+    assert sorted(entries) == [
+        ("memcached-operator.v0.0.1", ""),
+        ("memcached-operator.v0.0.2", "memcached-operator.v0.0.1"),
+    ]
+    for bundle in package.bundles.values():
+        assert bundle.csv is not None and bundle.csv["metadata"]["name"] == bundle.name
+        assert bundle.version == bundle.name.split(".v", 1)[1]
+        assert {"group": "cache.example.com", "version": "v1alpha1", "kind": "Memcached"} in (
+            bundle.props("olm.gvk")
+        )
+
+
+def test_a_registry_outage_serves_the_catalog_read_last_then_recovers(tmp_path: Path) -> None:
+    port = free_ports(1)[0]
+    process = start_registry(tmp_path, port)
+    image = f"127.0.0.1:{port}/olm/outage:v1"
+    options = Options(cache=BlobCache(tmp_path / "push"), use_local_configs=False)
+    reader = ImageCatalogs(BlobCache(tmp_path / "cache"), timeout=5, retries=0)
+    try:
+        push(parse(image), catalog_image(), options)
+        first = reader.read(("ns", "src"), image, [])
+        assert first.catalog is not None and first.failure is None
+    finally:
+        stop_registry(process)
+    down = reader.read(("ns", "src"), image, [])
+    assert down.failure is not None and down.failure.kind is FailureKind.REGISTRY_UNREACHABLE
+    assert down.catalog is first.catalog and down.resolved == first.resolved
+    assert down.attempts == 1
+    process = start_registry(tmp_path, port)  # same storage: the image is still there
+    try:
+        back = reader.read(("ns", "src"), image, [])
+        assert back.failure is None and back.catalog is first.catalog and back.attempts == 0
+    finally:
+        stop_registry(process)

@@ -1,0 +1,228 @@
+"""The Helm chart charts/olm-py: lint clean, the CRDs olm-py ships, the rendering `olm install`
+applies, and what each value changes (rendered by the real `helm template`)."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import olm
+from olm.cli import build_parser
+from olm.deploy.install import RENDERED, rendered_path
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "olm-py"
+SHIPPED_CRDS = REPO / "manifests" / "crds"
+
+
+@pytest.fixture(scope="module")
+def helm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from olm.devcluster.tools import ensure_helm
+
+    binary = ensure_helm()
+    home = tmp_path_factory.mktemp("helm-home")
+    env = {
+        **os.environ,
+        "HELM_CACHE_HOME": str(home / "cache"),
+        "HELM_CONFIG_HOME": str(home / "config"),
+        "HELM_DATA_HOME": str(home / "data"),
+    }
+
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [str(binary), *args], capture_output=True, text=True, env=env, timeout=120
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"helm {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+        return result
+
+    yield run
+
+
+def render(helm: Any, *sets: str) -> list[dict[str, Any]]:
+    args = [arg for value in sets for arg in ("--set", value)]
+    text = helm("template", "olm-py", str(CHART), *args).stdout
+    return [doc for doc in yaml.safe_load_all(text) if doc]
+
+
+def find(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    matches = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name]
+    assert len(matches) == 1, f"{kind} {name}: {len(matches)} found"
+    return matches[0]
+
+
+def container(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    spec = find(objects, "Deployment", "olm-py")["spec"]["template"]["spec"]
+    found: dict[str, Any] = spec["containers"][0]
+    return found
+
+
+def test_the_chart_crds_are_the_crds_olm_py_ships() -> None:
+    chart_crds = CHART / "crds"
+    names = sorted(p.name for p in chart_crds.glob("*.yaml"))
+    assert names == sorted(p.name for p in SHIPPED_CRDS.glob("*.yaml"))
+    assert names, "the chart ships no CRDs"
+    for name in names:
+        assert filecmp.cmp(chart_crds / name, SHIPPED_CRDS / name, shallow=False), (
+            f"charts/olm-py/crds/{name} differs from manifests/crds/{name}"
+        )
+
+
+def test_the_chart_installs_this_version_of_olm_py() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert chart["appVersion"] == olm.__version__
+
+
+def test_helm_lint_strict_is_clean(helm: Any) -> None:
+    result = helm("lint", "--strict", str(CHART))
+    assert "0 chart(s) failed" in result.stdout
+    assert "[WARNING]" not in result.stdout and "[ERROR]" not in result.stdout
+
+
+def test_the_committed_rendering_is_helm_template_of_the_defaults(helm: Any) -> None:
+    rendered = helm("template", "olm-py", str(CHART)).stdout
+    assert rendered_path().read_text(encoding="utf-8") == rendered, (
+        f"olm/deploy/{RENDERED} is stale: regenerate it with "
+        f"`helm template olm-py charts/olm-py > olm/deploy/{RENDERED}`"
+    )
+
+
+def test_the_default_objects(helm: Any) -> None:
+    objects = render(helm)
+    kinds = sorted(
+        (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in objects
+    )
+    assert kinds == sorted(
+        [
+            ("Namespace", "", "olm"),
+            ("Namespace", "", "operators"),
+            ("OperatorGroup", "operators", "global-operators"),
+            ("OLMConfig", "", "cluster"),
+            ("ServiceAccount", "olm", "olm-py"),
+            ("ClusterRole", "", "olm-py"),
+            ("ClusterRoleBinding", "", "olm-py"),
+            ("Role", "olm", "olm-py-leader-election"),
+            ("RoleBinding", "olm", "olm-py-leader-election"),
+            ("Service", "olm", "olm-py-metrics"),
+            ("Deployment", "olm", "olm-py"),
+        ]
+    )
+    # Users' objects live in and under these: `helm uninstall` keeps them.
+    for kind, name in [
+        ("Namespace", "olm"),
+        ("Namespace", "operators"),
+        ("OperatorGroup", "global-operators"),
+        ("OLMConfig", "cluster"),
+    ]:
+        annotations = find(objects, kind, name)["metadata"]["annotations"]
+        assert annotations["helm.sh/resource-policy"] == "keep"
+
+
+def test_the_deployment_is_two_leader_elected_restricted_replicas(helm: Any) -> None:
+    objects = render(helm)
+    deployment = find(objects, "Deployment", "olm-py")
+    pod = deployment["spec"]["template"]["spec"]
+    main = container(objects)
+    assert deployment["spec"]["replicas"] == 2
+    assert pod["serviceAccountName"] == "olm-py"
+    assert main["image"] == f"quay.io/olm-py/olm-py:{olm.__version__}"
+    assert main["command"] == ["olm"] and main["args"][:2] == ["run", "--leader-elect"]
+    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in main["env"]}
+    assert env == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"}
+    assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    ports = {p["name"]: p["containerPort"] for p in main["ports"]}
+    assert ports == {"health": 8081, "metrics": 8080}
+    # PodSecurity "restricted".
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert main["securityContext"]["allowPrivilegeEscalation"] is False
+    assert main["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert main["resources"]["requests"] and main["resources"]["limits"]
+    service = find(objects, "Service", "olm-py-metrics")
+    assert service["spec"]["ports"] == [
+        {"name": "metrics", "port": 8080, "targetPort": "metrics", "protocol": "TCP"}
+    ]
+    assert service["spec"]["selector"].items() <= pod_labels(deployment).items()
+
+
+def pod_labels(deployment: dict[str, Any]) -> dict[str, str]:
+    labels: dict[str, str] = deployment["spec"]["template"]["metadata"]["labels"]
+    return labels
+
+
+def test_the_container_args_are_flags_olm_run_accepts(helm: Any) -> None:
+    for sets in [(), ("samplesCatalog=false", "logFormat=json", "logLevel=debug")]:
+        main = container(render(helm, *sets))
+        args = build_parser().parse_args(main["args"])
+        assert args.command == "run"
+
+
+@pytest.mark.parametrize(
+    ("sets", "expect"),
+    [
+        (
+            (),
+            {"--log-format=text", "--log-level=info", "--health-port=8081", "--metrics-port=8080"},
+        ),
+        (("logFormat=json",), {"--log-format=json"}),
+        (("logLevel=debug",), {"--log-level=debug"}),
+        (("samplesCatalog=false",), {"--no-samples"}),
+        (("healthPort=9440", "metricsPort=9090"), {"--health-port=9440", "--metrics-port=9090"}),
+    ],
+)
+def test_values_become_olm_run_flags(helm: Any, sets: tuple[str, ...], expect: set[str]) -> None:
+    args = set(container(render(helm, *sets))["args"])
+    assert expect <= args
+    assert ("--no-samples" in args) == ("samplesCatalog=false" in sets)
+
+
+@pytest.mark.parametrize(("copied", "disabled"), [("true", False), ("false", True)])
+def test_copied_csvs_is_the_olmconfig_feature(helm: Any, copied: str, disabled: bool) -> None:
+    config = find(render(helm, f"copiedCSVs={copied}"), "OLMConfig", "cluster")
+    assert config["spec"]["features"]["disableCopiedCSVs"] is disabled
+
+
+def test_image_values(helm: Any) -> None:
+    main = container(
+        render(helm, "image.repository=localhost/olm-py", "image.tag=dev", "image.pullPolicy=Never")
+    )
+    assert (main["image"], main["imagePullPolicy"]) == ("localhost/olm-py:dev", "Never")
+
+
+@pytest.mark.parametrize("bad", ["logFormat=xml", "logLevel=LOUD", "replicas=-1", "nosuch=1"])
+def test_bad_values_are_refused_by_the_schema(helm: Any, bad: str) -> None:
+    result = helm("template", "olm-py", str(CHART), "--set", bad, check=False)
+    assert result.returncode != 0
+    assert "values don't meet the specifications of the schema" in result.stderr
+
+
+def test_the_cluster_role_is_narrow_and_explained(helm: Any) -> None:
+    rules = find(render(helm), "ClusterRole", "olm-py")["rules"]
+    for rule in rules:
+        if "*" in rule.get("resources", []) or "*" in rule.get("apiGroups", []):
+            # OLM's own API; anything else only read (the CRD upgrade safety check).
+            assert rule["apiGroups"] == ["operators.coreos.com"] or rule["verbs"] == [
+                "get",
+                "list",
+            ], rule
+        assert "*" not in rule["verbs"], rule
+    crds = [r for r in rules if "customresourcedefinitions" in r["resources"]]
+    assert crds and all("delete" not in r["verbs"] for r in crds), "olm-py never deletes CRDs"
+    escalation = {v for r in rules if "clusterroles" in r["resources"] for v in r["verbs"]}
+    assert {"escalate", "bind"} <= escalation
+    # Every rule says why it is there (a comment line right above it in the template).
+    lines = (CHART / "templates" / "rbac.yaml").read_text().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("  - apiGroups:")]
+    for i in starts:
+        above = lines[i - 1].strip()
+        assert above.startswith("#"), f"rbac.yaml line {i + 1}: no comment explains this rule"
+    readme = (CHART / "README.md").read_text()
+    assert "escalate" in readme and "bind" in readme

@@ -1,0 +1,90 @@
+"""The local pod runner runs the chart's olm-py pods as this venv's `olm` (table-driven)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from olm.devcluster.podrunner import (
+    is_olm_py_image,
+    localize_ports,
+    olm_executable,
+    program_for,
+    resolve_env,
+)
+
+OLM = olm_executable()
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        ("quay.io/olm-py/olm-py:0.1.0", True),
+        ("localhost/olm-py:dev", True),
+        ("olm-py", True),
+        ("registry.local:5000/team/olm-py@sha256:abc", True),
+        ("quay.io/olm-py/olm-py-catalog:1", False),
+        ("quay.io/operator-framework/olm:v0.28.0", False),
+        ("olm-py.local/memcached-operator:v0.0.1", False),
+    ],
+)
+def test_is_olm_py_image(image: str, expected: bool) -> None:
+    assert is_olm_py_image(image) is expected
+
+
+@pytest.mark.parametrize(
+    ("container", "expected"),
+    [
+        ({"command": ["olm"], "args": ["run", "--leader-elect"]}, [*OLM, "run", "--leader-elect"]),
+        (
+            {"command": ["/opt/venv/bin/olm", "run"], "args": ["--no-samples"]},
+            [*OLM, "run", "--no-samples"],
+        ),
+        ({"args": ["run"]}, [*OLM, "run"]),  # the image's entrypoint is olm
+        ({"command": ["sh", "-c", "olm run"]}, None),  # not something this runner can run
+    ],
+)
+def test_program_for_the_olm_py_image(
+    container: dict[str, Any], expected: list[str] | None
+) -> None:
+    assert program_for("quay.io/olm-py/olm-py:0.1.0", container) == expected
+
+
+def test_program_for_sample_images_is_unchanged() -> None:
+    command = program_for("olm-py.local/memcached-operator:v0.0.2")
+    assert command is not None and command[-2:] == ["--version", "0.0.2"]
+    assert program_for("registry.invalid/tiny:1") is None
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (
+            ["olm", "run", "--health-port=8081", "--metrics-port=8080"],
+            ["olm", "run", "--health-port=1001", "--metrics-port=1002"],
+        ),
+        (["olm", "run", "--health-port", "8081"], ["olm", "run", "--health-port", "1001"]),
+        (["olm", "run", "--health-port=9999"], ["olm", "run", "--health-port=9999"]),  # undeclared
+        (
+            ["olm", "run", "--workers", "8081"],
+            ["olm", "run", "--workers", "8081"],
+        ),  # not a port flag
+    ],
+)
+def test_localize_ports(command: list[str], expected: list[str]) -> None:
+    assert localize_ports(command, {8081: 1001, 8080: 1002}) == expected
+
+
+def test_the_downward_api_env_of_the_chart() -> None:
+    container = {
+        "env": [
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {
+                "name": "POD_NAMESPACE",
+                "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+            },
+        ]
+    }
+    pod = {"metadata": {"name": "olm-py-abc", "namespace": "olm"}, "spec": {}}
+    assert resolve_env(container, pod) == {"POD_NAME": "olm-py-abc", "POD_NAMESPACE": "olm"}
