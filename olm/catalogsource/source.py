@@ -19,6 +19,9 @@ from olm.api.catalogsource import SourceType
 # olm-py polls address and ConfigMap catalogs this often unless the spec says otherwise.
 DEFAULT_POLL_SECONDS = 30.0
 MIN_POLL_SECONDS = 1.0
+# The rule of the catalog Problem (a warning) left on a bundle whose image could not be
+# unpacked: its message names the image and says why; its location is "package/bundle".
+BUNDLE_UNPACK_RULE = "bundle-unpack"
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from olm.catalog.sqlite import load_sqlite
 from olm.catalog.yamlio import DocumentError, iter_documents
 from olm.catalogsource.decide import Fetched
 from olm.catalogsource.failures import Failure, FailureKind
+from olm.catalogsource.source import BUNDLE_UNPACK_RULE
 from olm.image.cache import BlobCache
 from olm.image.errors import TRANSIENT, ImageError, ImageErrorKind
 from olm.image.pull import Options, label_of, pull, resolve
@@ -207,10 +208,11 @@ class ImageCatalogs:
                 else:
                     catalog.problems.append(
                         Problem(
-                            "bundle-unpack",
+                            BUNDLE_UNPACK_RULE,
                             f"bundle image {bundle.image} of {bundle.name} could not be unpacked: "
                             f"{problems.get(bundle.image, 'unknown error')}",
                             "push a registry+v1 bundle image there",
+                            path=bundle.image,
                             location=f"{package.name}/{bundle.name}",
                             level="warning",
                         )

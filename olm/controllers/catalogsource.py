@@ -21,6 +21,8 @@ import datetime
 import logging
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as NotYet
 from typing import Any
 
 import grpc
@@ -48,6 +50,14 @@ CATALOG_SOURCE = KINDS[Kind.CATALOG_SOURCE]
 GLOBAL_NAMESPACE = GLOBAL_CATALOG_NAMESPACE  # kept for the importers of this module
 REGISTRY_TIMEOUT_SECONDS = 10.0
 RETRY_STALE_SECONDS = 1.0
+# Registry and image reads run in a small executor of their own: a server that never answers
+# holds one of these threads for its timeout, never one of `olm run`'s shared workers. The
+# worker that starts a read waits READ_WAIT_SECONDS for it (a healthy one is done by then and
+# used at once); otherwise it is freed, and the CatalogSource looks for the result (without
+# waiting) every READ_POLL_SECONDS.
+READ_THREADS = 4
+READ_WAIT_SECONDS = 0.5
+READ_POLL_SECONDS = 1.0
 
 __all__ = ["GLOBAL_NAMESPACE", "Cached", "CatalogCache", "CatalogSourceController"]
 
@@ -95,6 +105,55 @@ def read_registry(address: str, timeout: float = REGISTRY_TIMEOUT_SECONDS) -> Fe
         client.close()
 
 
+class Reads:
+    """Catalog reads by CatalogSource, in READ_THREADS threads of their own. One read runs per
+    CatalogSource at a time; one started for another spec (the address or image changed) is
+    abandoned (its thread finishes it, its result is dropped)."""
+
+    def __init__(
+        self,
+        threads: int = READ_THREADS,
+        wait: float = READ_WAIT_SECONDS,
+        poll: float = READ_POLL_SECONDS,
+    ) -> None:
+        self.wait = wait
+        self.poll = poll
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="catalog-read")
+        self._lock = threading.Lock()
+        self._running: dict[tuple[str, str], tuple[object, Future[Fetched]]] = {}
+
+    def result(
+        self, key: tuple[str, str], what: object, read: Callable[[], Fetched]
+    ) -> Fetched | None:
+        """The result of reading `what` for `key`, or None while it is running (ask again).
+        A read not running yet is started, and waited for `wait` seconds."""
+        wait = 0.0
+        with self._lock:
+            running = self._running.get(key)
+            if running is None or running[0] != what:
+                running = (what, self._pool.submit(read))
+                self._running[key] = running
+                wait = self.wait
+        try:
+            fetched = running[1].result(timeout=wait)
+        except NotYet:
+            return None
+        except BaseException:
+            self._collected(key, running)
+            raise
+        self._collected(key, running)  # the next call starts a new read
+        return fetched
+
+    def _collected(self, key: tuple[str, str], running: tuple[object, Future[Fetched]]) -> None:
+        with self._lock:
+            if self._running.get(key) is running:
+                del self._running[key]
+
+    def forget(self, key: tuple[str, str]) -> None:
+        with self._lock:
+            self._running.pop(key, None)
+
+
 class CatalogSourceController:
     kind = "catalogsource"
 
@@ -106,6 +165,7 @@ class CatalogSourceController:
         cache: CatalogCache,
         registry_reader: Callable[[str], Fetched] = read_registry,
         images: ImageCatalogs | None = None,
+        reads: Reads | None = None,
     ) -> None:
         self.store = store
         self.gateway = gateway
@@ -113,6 +173,7 @@ class CatalogSourceController:
         self.cache = cache
         self.registry_reader = registry_reader
         self.images = images or ImageCatalogs()
+        self.reads = reads or Reads()
 
     def _wake(self, namespace: str) -> None:
         spaces = (
@@ -155,14 +216,21 @@ class CatalogSourceController:
                 configs.append(config)
         return configs
 
-    def fetch(self, source: dict[str, Any]) -> Fetched:
+    def _read_image(self, key: tuple[str, str], read: ReadImage) -> Fetched:
+        configs = self._pull_secrets(key[0], read.secrets)
+        return self.images.read(key, read.image, configs)
+
+    def fetch(self, source: dict[str, Any]) -> Fetched | None:
+        """What the source's spec points at, or None while its read is still running (in
+        `self.reads`, off the shared workers)."""
         read = what_to_read(source)
+        key = (source["metadata"]["namespace"], source["metadata"]["name"])
         if isinstance(read, ReadRegistry):
-            return self.registry_reader(read.address)
+            address = read.address
+            return self.reads.result(key, read, lambda: self.registry_reader(address))
         if isinstance(read, ReadImage):
-            namespace, name = source["metadata"]["namespace"], source["metadata"]["name"]
-            configs = self._pull_secrets(namespace, read.secrets)
-            return self.images.read((namespace, name), read.image, configs)
+            image = read
+            return self.reads.result(key, read, lambda: self._read_image(key, image))
         if isinstance(read, ReadConfigMap):
             return self._read_configmap(source["metadata"]["namespace"], read.name)
         return Fetched()
@@ -171,7 +239,10 @@ class CatalogSourceController:
         source = self.store.get("catalogsource", namespace, name)
         live = source is not None and not source["metadata"].get("deletionTimestamp")
         fetched = self.fetch(source) if source is not None and live else Fetched()
+        if fetched is None:
+            return self.reads.poll  # still reading: look again soon, the worker is free
         if not live:
+            self.reads.forget((namespace, name))
             self.images.forget((namespace, name))
             COUNTERS.catalog_deleted(namespace, name)  # OLM drops its snapshots counter
         if fetched.failure is not None:

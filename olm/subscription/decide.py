@@ -33,7 +33,13 @@ from olm.api.subscription import (
 from olm.installplan.steps import Step
 from olm.resolution.model import Candidate, Installed
 from olm.subscription import plans as ip
-from olm.subscription.resolve import Resolution, catalogs_known, resolve, steps_for
+from olm.subscription.resolve import (
+    Resolution,
+    catalogs_known,
+    resolve,
+    steps_for,
+    unpack_failure,
+)
 from olm.subscription.settle import settle, waiting
 from olm.subscription.snapshot import (
     NamespaceEvent,
@@ -122,8 +128,12 @@ def _steps(
         found, problem = steps_for(snapshot, candidate, outcome.installed.get(name, ""))
         if problem:
             failures[name] = (
-                SubscriptionReason.ERROR_PREVENTED_RESOLUTION,
-                f"Subscription {name} cannot be resolved: {problem}",
+                (SubscriptionReason.BUNDLE_UNPACK_FAILED, problem)
+                if unpack_failure(snapshot, candidate)
+                else (
+                    SubscriptionReason.ERROR_PREVENTED_RESOLUTION,
+                    f"Subscription {name} cannot be resolved: {problem}",
+                )
             )
             del moved[name]
             continue
@@ -133,10 +143,15 @@ def _steps(
     for dependency in outcome.decision.dependencies if moved else []:
         found, problem = steps_for(snapshot, dependency)
         if problem:
+            unpack = bool(unpack_failure(snapshot, dependency))
             for name in moved:
                 failures[name] = (
-                    SubscriptionReason.ERROR_PREVENTED_RESOLUTION,
-                    f"Subscription {name} cannot be resolved: its dependency {problem}",
+                    (SubscriptionReason.BUNDLE_UNPACK_FAILED, f"its dependency's {problem}")
+                    if unpack
+                    else (
+                        SubscriptionReason.ERROR_PREVENTED_RESOLUTION,
+                        f"Subscription {name} cannot be resolved: its dependency {problem}",
+                    )
                 )
             moved.clear()
             return [], [], []
@@ -196,11 +211,26 @@ def _one_plan(
 
 def _resolution_conditions(snapshot: Snapshot, result: Resolved, failures: Failures) -> None:
     """ResolutionFailed on the failing Subscriptions (and one Event when it is new or
-    changed), off the others; unpacking conditions off all (OLM)."""
+    changed), off the others; unpacking conditions off all (OLM), but BundleUnpackFailed on
+    those whose bundle image could not be unpacked (instead of ResolutionFailed, as OLM)."""
     messages = []
     for subscription in snapshot.subscriptions:
         name = subscription["metadata"]["name"]
         status = result.statuses[name]
+        if name in failures and failures[name][0] is SubscriptionReason.BUNDLE_UNPACK_FAILED:
+            reason, message = failures[name]
+            conditions = set_condition(
+                status.get("conditions") or [],
+                Types.BUNDLE_UNPACK_FAILED,
+                ConditionStatus.TRUE,
+                reason.value,
+                message,
+                snapshot.now,
+            )
+            status["conditions"] = remove_conditions(
+                conditions, Types.BUNDLE_UNPACKING, Types.RESOLUTION_FAILED
+            )
+            continue
         conditions = remove_conditions(
             status.get("conditions") or [], Types.BUNDLE_UNPACKING, Types.BUNDLE_UNPACK_FAILED
         )

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.catalogsource.source import BUNDLE_UNPACK_RULE
 from olm.installplan.steps import Step, plan_bundle
 from olm.resolution.catalogs import candidates
 from olm.resolution.model import Candidate, Decision, Installed, Source, Wanted
@@ -26,6 +27,11 @@ from olm.subscription.plans import csv_names, owned_by
 from olm.subscription.snapshot import CatalogInScope, Snapshot
 
 PROPERTIES_ANNOTATION = "operatorframework.io/properties"
+BUNDLE_OBJECT = "olm.bundle.object"
+UNPACK_FIX = (
+    "Push a registry+v1 bundle image there (olm bundle push, opm, podman) or fix the bundle's "
+    "image in the catalog; olm-py tries again at the catalog's next poll"
+)
 Obj = Mapping[str, Any]
 
 
@@ -187,11 +193,8 @@ def resolve(snapshot: Snapshot, statuses: Mapping[str, Mapping[str, Any]]) -> Re
     return Resolution(decision, {w.name: w.installed_csv for w in wanted})
 
 
-def steps_for(
-    snapshot: Snapshot, candidate: Candidate, replaces: str = ""
-) -> tuple[list[Step], str]:
-    """The InstallPlan steps of one chosen bundle, or why there are none."""
-    catalog = next(
+def _catalog_of(snapshot: Snapshot, candidate: Candidate) -> CatalogInScope | None:
+    return next(
         (
             c
             for c in snapshot.catalogs
@@ -199,6 +202,38 @@ def steps_for(
         ),
         None,
     )
+
+
+def unpack_failure(snapshot: Snapshot, candidate: Candidate) -> str:
+    """Why the chosen bundle's image could not be unpacked when its catalog was read (the
+    pull error sentence and the fix), or "" when it was (or the bundle comes inline)."""
+    catalog = _catalog_of(snapshot, candidate)
+    if catalog is None or catalog.loaded is None:
+        return ""
+    package = catalog.loaded.catalog.packages.get(candidate.package)
+    bundle = package.bundles.get(candidate.bundle) if package else None
+    if bundle is None or bundle.props(BUNDLE_OBJECT):
+        return ""
+    location = f"{candidate.package}/{candidate.bundle}"
+    problem = next(
+        (
+            p
+            for p in catalog.loaded.catalog.problems
+            if p.rule == BUNDLE_UNPACK_RULE and p.location == location
+        ),
+        None,
+    )
+    if problem is None:
+        return ""
+    return f"{problem.message.rstrip('.')} (catalog {candidate.source.key}). {UNPACK_FIX}"
+
+
+def steps_for(
+    snapshot: Snapshot, candidate: Candidate, replaces: str = ""
+) -> tuple[list[Step], str]:
+    """The InstallPlan steps of one chosen bundle, or why there are none (for a bundle image
+    that could not be unpacked: `unpack_failure`)."""
+    catalog = _catalog_of(snapshot, candidate)
     where = f"catalog {candidate.source.key}"
     if catalog is None or catalog.loaded is None:
         return [], f"{where} is not loaded"
@@ -206,6 +241,9 @@ def steps_for(
     bundle = package.bundles.get(candidate.bundle) if package else None
     if bundle is None:
         return [], f"{where} has no bundle {candidate.bundle}"
+    unpack = unpack_failure(snapshot, candidate)
+    if unpack:
+        return [], unpack
     try:
         steps = plan_bundle(
             bundle.objects,

@@ -1,20 +1,31 @@
 """Catalog images: a CatalogSource with `spec.image` pointing at the local registry that
 `olm dev up` runs (OLM_REGISTRY). olm-py pulls the image in-process (no registry pod), serves
-its file-based catalog (unpacking bundles that come by image only), notices a new image pushed under the same tag within the poll interval,
-and explains a tag that does not exist until it is pushed."""
+its file-based catalog (unpacking bundles that come by image only), notices a new image pushed
+under the same tag within the poll interval, and explains bad input (a registry that is down,
+a tag that does not exist, credentials the registry refuses, a corrupt layer, a bundle image
+that is not a bundle) until it is fixed, with the other catalogs and namespaces unaffected."""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from olm.devcluster.ports import free_ports
 from olm.devcluster.registry import REGISTRY_ENV
-from tests.conftest import ControlPlane, OlmOperator, wait_for
+from olm.image.build import Blob, Image, scratch_image
+from olm.image.cache import BlobCache
+from olm.image.manifest import OCI_LAYER_GZIP
+from olm.image.pull import Options, push
+from olm.image.reference import parse
+from tests.conftest import SESSION_ID, SESSION_LABEL, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import operator_group, phase
 from tests.e2e.test_catalog_updates import V3, write_catalog
 from tests.e2e.test_subscriptions import (
@@ -23,10 +34,21 @@ from tests.e2e.test_subscriptions import (
     approve,
     namespace_report,
     plan_for,
+    plans,
     subscribe,
     subscription,
 )
-from tests.integration.test_image_registry import bundle_dir, catalog_by_image, push_sqlite_index
+from tests.integration.test_image_registry import (
+    PASSWORD,
+    USER,
+    bundle_dir,
+    catalog_by_image,
+    push_sqlite_index,
+    secret,
+    start_registry,
+    stop_registry,
+    token_registry,  # noqa: F401 - the bearer-token registry fixture, reused
+)
 
 SOURCE = "images"
 
@@ -261,3 +283,170 @@ def test_a_sqlite_index_image_is_served(
         )
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
+
+
+# ----- bad input -----------------------------------------------------------------------------
+
+
+def image_source(
+    plane: ControlPlane, namespace: str, name: str, image: str, secrets: tuple[str, ...] = ()
+) -> None:
+    spec: dict[str, Any] = {
+        "sourceType": "grpc",
+        "image": image,
+        "updateStrategy": {"registryPoll": {"interval": "3s"}},
+    }
+    if secrets:
+        spec["secrets"] = list(secrets)
+    body = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "CatalogSource",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(body))
+
+
+def pull_secret(plane: ControlPlane, namespace: str, config: dict[str, Any]) -> None:
+    body = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "pull"},
+        "type": "kubernetes.io/dockerconfigjson",
+        "data": {".dockerconfigjson": base64.b64encode(json.dumps(config).encode()).decode()},
+    }
+    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(body))
+
+
+def status_of(plane: ControlPlane, namespace: str, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = plane.get_json("catsrc", name, "-n", namespace).get("status") or {}
+    return found
+
+
+def explained(plane: ControlPlane, namespace: str, name: str, fragment: str) -> str:
+    def said() -> str | None:
+        status = status_of(plane, namespace, name)
+        message = str(status.get("message") or "")
+        state = (status.get("connectionState") or {}).get("lastObservedState")
+        if status.get("reason") == "RegistryServerError" and state == "TRANSIENT_FAILURE":
+            return message if fragment in message else None
+        return None
+
+    message: str = wait_for(said, timeout=60, what=f"catsrc {name} explained ({fragment!r})")
+    return message
+
+
+def recovered(plane: ControlPlane, namespace: str, name: str) -> None:
+    def back() -> bool:
+        status = status_of(plane, namespace, name)
+        state = (status.get("connectionState") or {}).get("lastObservedState")
+        return state == "READY" and not status.get("message") and bool(status.get("resolvedImage"))
+
+    wait_for(back, timeout=30, what=f"catsrc {name} READY again")
+
+
+def corrupt_image() -> Image:
+    """A catalog image whose layer is not a tar archive (the registry checks digests only)."""
+    good = scratch_image(
+        {"configs/x.yaml": b"{}"}, {"operators.operatorframework.io.index.configs.v1": "/configs"}
+    )
+    garbage = Blob(OCI_LAYER_GZIP, gzip.compress(b"not a tar archive" * 40))
+    manifest = json.loads(good.manifest)
+    manifest["layers"] = [garbage.descriptor()]
+    return Image(good.config, (garbage,), json.dumps(manifest).encode())
+
+
+def test_bad_catalog_images_are_explained_and_recover_when_fixed(
+    control_plane: ControlPlane,
+    olm_operator: OlmOperator,
+    namespace: str,
+    registry: str,
+    token_registry: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Four broken catalog images side by side in one namespace - a registry that is down,
+    credentials the registry refuses, a corrupt layer, a bundle image that is not a bundle -
+    each explained on its own status, each recovering once fixed; meanwhile the ordinary
+    story in another namespace installs as usual."""
+    plane = control_plane
+    options = Options(cache=BlobCache(tmp_path / "push"), use_local_configs=False)
+    other = f"t-{uuid.uuid4().hex[:8]}"
+    plane.kubectl("create", "namespace", other)
+    plane.kubectl("label", "namespace", other, f"{SESSION_LABEL}={SESSION_ID}")
+    down_port = free_ports(1)[0]
+    down_image = f"127.0.0.1:{down_port}/olm/samples:v1"
+    private_image = f"{token_registry}/olm/private:v1"
+    corrupt = f"{registry}/{namespace}/corrupt:v1"
+    push(parse(corrupt), corrupt_image(), options)
+    # The bundles catalog: 0.0.1 a real bundle image, 0.0.2 an image that is not a bundle.
+    bundles = {}
+    for version in ("0.0.1", "0.0.2"):
+        bundles[f"memcached-operator.v{version}"] = (
+            f"{registry}/{namespace}/memcached-operator-bundle:v{version}"
+        )
+    pushed = olm(plane, "bundle", "push", str(bundle_dir(tmp_path, "0.0.1")), bundles[OLD])
+    assert pushed.returncode == 0, pushed.stderr
+    push(parse(bundles[NEW]), scratch_image({"etc/x": b"x"}, {}), options)
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "catalog.yaml").write_bytes(catalog_by_image(bundles))
+    push_catalog(plane, tmp_path / "catalog", f"{registry}/{namespace}/bundles:v1")
+
+    pull_secret(plane, namespace, secret(USER, "wrong", token_registry))
+    image_source(plane, namespace, "down", down_image)
+    image_source(plane, namespace, "private", private_image, secrets=("pull",))
+    image_source(plane, namespace, "corrupt", corrupt)
+    image_source(plane, namespace, SOURCE, f"{registry}/{namespace}/bundles:v1")
+    operator_group(plane, namespace)
+    subscribe(plane, namespace, "Automatic", source=SOURCE, sourceNamespace=namespace)
+    operator_group(plane, other)
+    subscribe(plane, other, "Automatic")
+    registry_process = None
+    try:
+        assert "nothing is listening there" in explained(plane, namespace, "down", down_image)
+        assert "refused the credentials" in explained(plane, namespace, "private", "credentials")
+        assert "not a readable tar archive" in explained(plane, namespace, "corrupt", corrupt)
+
+        def unpack_failed() -> dict[str, Any] | None:
+            conditions = (subscription(plane, namespace).get("status") or {}).get("conditions")
+            return next((c for c in conditions or [] if c["type"] == "BundleUnpackFailed"), None)
+
+        condition = wait_for(unpack_failed, timeout=60, what="BundleUnpackFailed")
+        assert condition["status"] == "True" and condition["reason"] == "BundleUnpackFailed"
+        assert condition["message"].startswith(
+            f"bundle image {bundles[NEW]} of {NEW} could not be unpacked: "
+        )
+        assert "it is not a registry+v1 bundle image" in condition["message"]
+        assert not plans(plane, namespace), "no InstallPlan for a bundle with no objects"
+        # Another namespace, the ordinary story: unaffected.
+        wait_for(
+            lambda: phase(plane, other, NEW) == "Succeeded/InstallSucceeded",
+            timeout=120,
+            what=f"{NEW} in another namespace",
+        )
+
+        # Fix each one; each recovers within a few seconds (backoff, poll interval 3 s).
+        (tmp_path / "down").mkdir()
+        registry_process = start_registry(tmp_path / "down", down_port)
+        (tmp_path / "fbc").mkdir()
+        write_catalog(tmp_path / "fbc", with_v3=False)
+        push_catalog(plane, tmp_path / "fbc", down_image)
+        pull_secret(plane, namespace, secret(USER, PASSWORD, token_registry))
+        push_catalog(plane, tmp_path / "fbc", corrupt)
+        pushed = olm(
+            plane, "bundle", "push", str(bundle_dir(tmp_path / "fixed", "0.0.2")), bundles[NEW]
+        )
+        assert pushed.returncode == 0, pushed.stderr
+        for name in ("down", "private", "corrupt"):
+            recovered(plane, namespace, name)
+        wait_for(
+            lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+            timeout=120,
+            what=f"{NEW} once its bundle image is a bundle",
+        )
+        assert unpack_failed() is None
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
+    finally:
+        if registry_process is not None:
+            stop_registry(registry_process)
+        plane.kubectl("delete", "namespace", other, "--wait=false", check=False)
