@@ -15,6 +15,7 @@ from benchmarks import (
     devcluster,
     faults,
     global_operators,
+    image_catalog,
     olm_install,
     olm_operator,
     resolution,
@@ -46,6 +47,7 @@ BENCHMARKS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "faults": _faults,
     "global_operators": global_operators.run,
     "olm_install": olm_install.run,
+    "image_catalog": image_catalog.run,
 }
 
 

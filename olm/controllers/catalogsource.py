@@ -21,7 +21,7 @@ import datetime
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as NotYet
 from typing import Any
 
@@ -106,9 +106,10 @@ def read_registry(address: str, timeout: float = REGISTRY_TIMEOUT_SECONDS) -> Fe
 
 
 class Reads:
-    """Catalog reads by CatalogSource, in READ_THREADS threads of their own. One read runs per
-    CatalogSource at a time; one started for another spec (the address or image changed) is
-    abandoned (its thread finishes it, its result is dropped)."""
+    """Catalog reads by CatalogSource, at most READ_THREADS at once, in threads of their own
+    (not `olm run`'s shared workers). One read runs per CatalogSource at a time; one started
+    for another spec (the address or image changed) is abandoned (its thread finishes it, its
+    result is dropped)."""
 
     def __init__(
         self,
@@ -118,7 +119,9 @@ class Reads:
     ) -> None:
         self.wait = wait
         self.poll = poll
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="catalog-read")
+        # Daemon threads (as olm run's workers are: a read stuck on a dead server never holds
+        # up the exit), at most `threads` of them reading at once.
+        self._slots = threading.BoundedSemaphore(threads)
         self._lock = threading.Lock()
         self._running: dict[tuple[str, str], tuple[object, Future[Fetched]]] = {}
 
@@ -131,7 +134,7 @@ class Reads:
         with self._lock:
             running = self._running.get(key)
             if running is None or running[0] != what:
-                running = (what, self._pool.submit(read))
+                running = (what, self._start(read))
                 self._running[key] = running
                 wait = self.wait
         try:
@@ -143,6 +146,21 @@ class Reads:
             raise
         self._collected(key, running)  # the next call starts a new read
         return fetched
+
+    def _start(self, read: Callable[[], Fetched]) -> Future[Fetched]:
+        future: Future[Fetched] = Future()
+
+        def work() -> None:
+            with self._slots:
+                if not future.set_running_or_notify_cancel():
+                    return
+                try:
+                    future.set_result(read())
+                except BaseException as exc:  # handed to the reconcile that collects it
+                    future.set_exception(exc)
+
+        threading.Thread(target=work, name="catalog-read", daemon=True).start()
+        return future
 
     def _collected(self, key: tuple[str, str], running: tuple[object, Future[Fetched]]) -> None:
         with self._lock:

@@ -83,3 +83,20 @@ def test_a_read_that_answers_at_once_is_used_at_once() -> None:
     ctrl.reads = Reads(threads=1, wait=30.0)
     assert ctrl.reconcile(NS, "src") == 30.0
     assert cache.get(NS, "src") is not None
+
+
+def test_at_most_the_given_number_of_reads_run_at_once() -> None:
+    reads = Reads(threads=1, wait=0.0)
+    first, second = Stuck(Fetched(catalog=catalog())), Stuck(Fetched(catalog=catalog()))
+    assert reads.result(("a", "x"), "one", lambda: first("one")) is None
+    assert reads.result(("b", "y"), "two", lambda: second("two")) is None
+    for _ in range(20):
+        time.sleep(0.01)  # give the second thread every chance to start reading
+    assert first.addresses == ["one"] and second.addresses == [], "it waits for a slot"
+    first.go.set()
+    second.go.set()
+    for _ in range(1000):
+        if reads.result(("b", "y"), "two", lambda: second("two")) is not None:
+            break
+        time.sleep(0.01)
+    assert second.addresses == ["two"]
