@@ -32,10 +32,13 @@ from olm.catalog.yamlio import DocumentError, iter_documents
 from olm.catalogsource.decide import Fetched
 from olm.catalogsource.failures import Failure, FailureKind
 from olm.catalogsource.source import BUNDLE_UNPACK_RULE
+from olm.image.auth import own_service_account, pull_secret_names
 from olm.image.cache import BlobCache
 from olm.image.errors import TRANSIENT, ImageError, ImageErrorKind
 from olm.image.pull import Options, label_of, pull, resolve
 from olm.image.reference import Reference, parse
+from olm.kube.errors import GatewayError
+from olm.kube.protocol import KubeGateway
 
 log = logging.getLogger("olm.catalogsource")
 
@@ -140,6 +143,23 @@ def read_catalog_image(reference: Reference, options: Options) -> Catalog:
         return load_fbc(catalog_dir)
 
 
+def own_pull_secrets(
+    gateway: KubeGateway, account: tuple[str, str] | None
+) -> tuple[str, tuple[str, ...]] | None:
+    """(namespace, names) of the `imagePullSecrets` of olm-py's own ServiceAccount, used after
+    the CatalogSource's spec.secrets (OLM's unpack Jobs pull with them). One GET per pull; an
+    account that cannot be read adds nothing (a pull that needs it then says what it lacks)."""
+    if account is None:
+        return None
+    namespace, name = account
+    try:
+        service_account = gateway.get("v1", "ServiceAccount", namespace, name)
+    except GatewayError as exc:
+        log.debug("ServiceAccount %s/%s not read: %s", namespace, name, exc)
+        return None
+    return namespace, pull_secret_names(service_account)
+
+
 class ImageCatalogs:
     """Catalog images read for the CatalogSource controller, by (namespace, name)."""
 
@@ -148,7 +168,11 @@ class ImageCatalogs:
         cache: BlobCache | None = None,
         timeout: float = PULL_TIMEOUT_SECONDS,
         retries: int = PULL_RETRIES,
+        account: tuple[str, str] | None = None,
     ) -> None:
+        # olm-py's own ServiceAccount (namespace, name), whose imagePullSecrets are also used;
+        # found in the environment or the token mount unless given.
+        self.account = account if account is not None else own_service_account()
         self.cache = cache or BlobCache()
         self.timeout = timeout
         self.retries = retries

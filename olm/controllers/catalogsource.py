@@ -34,7 +34,7 @@ from olm.catalog.model import Catalog
 from olm.catalogsource.decide import Cached, Fetched, SourcePlan, SourceSnapshot, decide
 from olm.catalogsource.failures import Failure, FailureKind, grpc_failure
 from olm.catalogsource.source import ReadConfigMap, ReadImage, ReadRegistry, what_to_read
-from olm.controllers.catalogimage import ImageCatalogs
+from olm.controllers.catalogimage import ImageCatalogs, own_pull_secrets
 from olm.controllers.events import record_event
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
@@ -236,6 +236,9 @@ class CatalogSourceController:
 
     def _read_image(self, key: tuple[str, str], read: ReadImage) -> Fetched:
         configs = self._pull_secrets(key[0], read.secrets)
+        own = own_pull_secrets(self.gateway, self.images.account)
+        if own is not None:  # olm-py's ServiceAccount's imagePullSecrets come after spec.secrets
+            configs += self._pull_secrets(*own)
         return self.images.read(key, read.image, configs)
 
     def fetch(self, source: dict[str, Any]) -> Fetched | None:

@@ -185,9 +185,11 @@ class DevCluster:
         bin_dir = self.bin_dir
         path = f"{bin_dir}:{os.environ.get('PATH', '')}" if bin_dir else os.environ.get("PATH", "")
         env = {"KUBECONFIG": str(self.kubeconfig_path), "PATH": path}
-        address = (self._load() or {}).get("registry")
-        if address:
-            env[registry.REGISTRY_ENV] = str(address)
+        data = self._load() or {}
+        if data.get("registry"):
+            env[registry.REGISTRY_ENV] = str(data["registry"])
+        if data.get("samples_image"):
+            env[registry.SAMPLES_IMAGE_ENV] = str(data["samples_image"])
         return env
 
     def kubectl(self, *args: str, stdin: str | None = None, timeout: float = 60) -> str:
@@ -342,6 +344,15 @@ class DevCluster:
         record["registry"] = f"{LOOPBACK}:{port}"
         self._save(record)
         self.progress.say(f"{registry.REGISTRY} is healthy at {LOOPBACK}:{port}")
+        samples, problem = registry.try_publish_samples(
+            record["registry"], layout.state_dir / "images"
+        )
+        if samples is None:
+            self.progress.say(f"The samples catalog was not published as images: {problem}")
+            return
+        record["samples_image"] = samples
+        self._save(record)
+        self.progress.say(f"Published the samples catalog and its bundles as {samples}")
 
     def _await_component(
         self,

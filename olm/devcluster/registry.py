@@ -4,18 +4,29 @@ directory, plain HTTP (loopback only). `olm dev env` names it as OLM_REGISTRY=12
 
 `ensure_registry_binary` installs the Debian package when it is missing (apt-get, as the other
 install steps of this project do); `config` is pure.
+
+Once it is healthy, the samples catalog is published there as images (`publish_samples`): each
+bundle as a FROM-scratch registry+v1 bundle image (`olm-py/<package>-bundle:v<version>`) and the
+catalog, with those bundles by image only, as `olm-py/samples-catalog:latest`
+(OLM_SAMPLES_IMAGE). `sample_images` is pure and deterministic (same catalog, same digests).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
+import yaml
+
+from olm.catalog.model import Bundle, Catalog, Package
 from olm.devcluster.ports import LOOPBACK
+from olm.image.build import Image, scratch_image
 
 REGISTRY = "registry"
 REGISTRY_ENV = "OLM_REGISTRY"
@@ -30,6 +41,16 @@ APT_INSTALL = [
     "--no-install-recommends",
     DEBIAN_PACKAGE,
 ]
+
+
+SAMPLES_IMAGE_ENV = "OLM_SAMPLES_IMAGE"
+SAMPLES_CATALOG_REPOSITORY = "olm-py/samples-catalog"
+SAMPLES_TAG = "latest"
+CATALOG_LABEL = "operators.operatorframework.io.index.configs.v1"
+CATALOG_ROOT = "configs"
+BUNDLE_ANNOTATION = "operators.operatorframework.io.bundle."
+BUNDLE_OBJECT = "olm.bundle.object"
+PUBLISH_TIMEOUT_SECONDS = 5.0
 
 
 class RegistryUnavailable(RuntimeError):
@@ -94,3 +115,100 @@ def healthy(port: int, timeout: float = 1.0) -> tuple[bool, str]:
         return exc.code == 401, f"HTTP {exc.code}"
     except OSError as exc:
         return False, str(exc)
+
+
+def bundle_reference(address: str, bundle: Bundle) -> str:
+    """`<registry>/olm-py/<package>-bundle:v<version>`, where a sample bundle is published."""
+    return f"{address}/olm-py/{bundle.package}-bundle:v{bundle.version}"
+
+
+def samples_catalog_reference(address: str) -> str:
+    return f"{address}/{SAMPLES_CATALOG_REPOSITORY}:{SAMPLES_TAG}"
+
+
+def _file_name(obj: dict[str, Any]) -> str:
+    kind = str(obj.get("kind") or "object").lower()
+    name = str((obj.get("metadata") or {}).get("name") or "unnamed")
+    return f"{name}.{kind}.yaml"
+
+
+def bundle_image(bundle: Bundle, package: Package) -> Image:
+    """A registry+v1 bundle image of a bundle whose objects are inline: /manifests (one file per
+    object), /metadata/annotations.yaml, and the annotations as labels (as `olm bundle push`)."""
+    channels = sorted(c.name for c in package.channels.values() if c.entry(bundle.name))
+    annotations = {
+        f"{BUNDLE_ANNOTATION}mediatype.v1": "registry+v1",
+        f"{BUNDLE_ANNOTATION}manifests.v1": "manifests/",
+        f"{BUNDLE_ANNOTATION}metadata.v1": "metadata/",
+        f"{BUNDLE_ANNOTATION}package.v1": bundle.package,
+        f"{BUNDLE_ANNOTATION}channels.v1": ",".join(channels),
+    }
+    if package.default_channel:
+        annotations[f"{BUNDLE_ANNOTATION}channel.default.v1"] = package.default_channel
+    files = {
+        f"manifests/{_file_name(obj)}": yaml.safe_dump(obj, sort_keys=True).encode()
+        for obj in bundle.objects
+    }
+    files["metadata/annotations.yaml"] = yaml.safe_dump(
+        {"annotations": annotations}, sort_keys=True
+    ).encode()
+    return scratch_image(files, annotations)
+
+
+def sample_images(address: str, catalog: Catalog) -> list[tuple[str, Image]]:
+    """The images that publish `catalog` in the registry at `address`: one bundle image per
+    bundle with inline objects, then the catalog image whose bundles name those images and
+    hold no objects (what `opm render` of bundle images gives). `catalog` is not changed."""
+    by_image = copy.deepcopy(catalog)
+    images: list[tuple[str, Image]] = []
+    for package in by_image.packages.values():
+        for bundle in package.bundles.values():
+            if not bundle.objects:
+                continue
+            reference = bundle_reference(address, bundle)
+            images.append((reference, bundle_image(bundle, package)))
+            bundle.image = reference
+            bundle.properties = [p for p in bundle.properties if p.get("type") != BUNDLE_OBJECT]
+    from olm.catalog.render import to_yaml
+
+    files = {f"{CATALOG_ROOT}/catalog.yaml": to_yaml(by_image).encode()}
+    images.append(
+        (
+            samples_catalog_reference(address),
+            scratch_image(files, {CATALOG_LABEL: "/" + CATALOG_ROOT}),
+        )
+    )
+    return images
+
+
+def publish_samples(address: str, cache_root: Path) -> str:
+    """Push the samples catalog and its bundles to the registry at `address`; the catalog
+    image's reference. Raises olm.image's ImageError when the registry refuses or is down."""
+    from olm.catalog.samples import build
+    from olm.image.cache import BlobCache
+    from olm.image.pull import Options, push
+    from olm.image.reference import parse
+
+    options = Options(
+        cache=BlobCache(cache_root),
+        timeout=PUBLISH_TIMEOUT_SECONDS,
+        retries=0,
+        use_local_configs=False,
+    )
+    images = sample_images(address, build())
+    for reference, image in images:
+        push(parse(reference), image, options)
+    return images[-1][0]
+
+
+def try_publish_samples(address: str, cache_root: Path) -> tuple[str | None, str]:
+    """`publish_samples`, never raising: (the catalog image, "") or (None, why it failed). The
+    cluster works without the sample images, as it does without the registry."""
+    from olm.image.errors import ImageError
+
+    try:
+        return publish_samples(address, cache_root), ""
+    except (ImageError, OSError) as exc:
+        return None, str(exc)
+    except Exception as exc:  # a warning at `olm dev up`, never a failed `up`
+        return None, repr(exc)

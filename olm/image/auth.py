@@ -130,3 +130,74 @@ def parse_challenge(header: str) -> tuple[str, dict[str, str]]:
 def basic_header(credentials: Credentials) -> str:
     raw = f"{credentials.username}:{credentials.password}".encode()
     return "Basic " + base64.b64encode(raw).decode()
+
+
+# olm-py's own ServiceAccount, whose imagePullSecrets are used after a CatalogSource's
+# spec.secrets (as OLM's unpack Jobs run with them). Named by $OLM_SERVICE_ACCOUNT (with
+# $POD_NAMESPACE, else the token mount's namespace file), else read from the mounted token.
+SERVICE_ACCOUNT_ENV = "OLM_SERVICE_ACCOUNT"
+NAMESPACE_ENV = "POD_NAMESPACE"
+TOKEN_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+_SUBJECT_PREFIX = "system:serviceaccount:"
+
+
+def token_service_account(token: str) -> tuple[str, str] | None:
+    """(namespace, name) of the ServiceAccount a Kubernetes token was issued to, read from its
+    claims (bound tokens' `kubernetes.io`, legacy tokens' `kubernetes.io/serviceaccount/...`,
+    else `sub`). The token is not verified: it only names the account to read."""
+    parts = token.strip().split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(claims, dict):
+        return None
+    bound = claims.get("kubernetes.io")
+    if isinstance(bound, dict):
+        account = bound.get("serviceaccount")
+        namespace = bound.get("namespace")
+        if isinstance(account, dict) and isinstance(namespace, str) and account.get("name"):
+            return namespace, str(account["name"])
+    namespace = claims.get("kubernetes.io/serviceaccount/namespace")
+    name = claims.get("kubernetes.io/serviceaccount/service-account.name")
+    if isinstance(namespace, str) and isinstance(name, str) and namespace and name:
+        return namespace, name
+    subject = claims.get("sub")
+    if isinstance(subject, str) and subject.startswith(_SUBJECT_PREFIX):
+        namespace, colon, name = subject.removeprefix(_SUBJECT_PREFIX).partition(":")
+        if colon and namespace and name:
+            return namespace, name
+    return None
+
+
+def own_service_account(
+    environ: Mapping[str, str] | None = None, token_dir: Path = TOKEN_DIR
+) -> tuple[str, str] | None:
+    """(namespace, name) of the ServiceAccount olm-py runs as, or None (out of a cluster)."""
+    env = environ if environ is not None else os.environ
+    name = env.get(SERVICE_ACCOUNT_ENV, "").strip()
+    if name:
+        namespace = env.get(NAMESPACE_ENV, "").strip()
+        if not namespace:
+            try:
+                namespace = (token_dir / "namespace").read_text().strip()
+            except OSError:
+                return None
+        return (namespace, name) if namespace else None
+    try:
+        token = (token_dir / "token").read_text()
+    except OSError:
+        return None
+    return token_service_account(token)
+
+
+def pull_secret_names(service_account: Mapping[str, Any]) -> tuple[str, ...]:
+    """The Secret names in a ServiceAccount's `imagePullSecrets`, in order."""
+    entries = service_account.get("imagePullSecrets") or []
+    if not isinstance(entries, list):
+        return ()
+    return tuple(
+        str(entry["name"]) for entry in entries if isinstance(entry, Mapping) and entry.get("name")
+    )

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from olm.devcluster.ports import free_ports
-from olm.devcluster.registry import REGISTRY_ENV
+from olm.devcluster.registry import REGISTRY_ENV, SAMPLES_IMAGE_ENV
 from olm.image.build import Blob, Image, scratch_image
 from olm.image.cache import BlobCache
 from olm.image.manifest import OCI_LAYER_GZIP
@@ -182,6 +182,30 @@ def test_the_memcached_story_from_a_catalog_image(
     pods = plane.get_json("pods", "-n", namespace)["items"]
     assert not [p for p in pods if "olm.catalogSource" in (p["metadata"].get("labels") or {})]
     assert not plane.get_json("jobs", "-n", namespace)["items"]
+
+
+def test_the_samples_that_olm_dev_up_publishes_serve_a_subscription(
+    control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str
+) -> None:
+    """`olm dev up` publishes the samples catalog (bundles by image only) and `olm dev env`
+    names it: a CatalogSource of that image installs the memcached-operator."""
+    plane = control_plane
+    image = plane.env().get(SAMPLES_IMAGE_ENV)
+    if not image:
+        pytest.fail(f"`olm dev env` names no samples image ({SAMPLES_IMAGE_ENV}); see olm dev up")
+    catalog_source(plane, namespace, image, interval="30s")
+    status = wait_for(lambda: ready(plane, namespace), timeout=60, what="samples image READY")
+    assert status["resolvedImage"].startswith(image.rsplit(":", 1)[0] + "@sha256:")
+    operator_group(plane, namespace)
+    subscribe(plane, namespace, "Automatic", source=SOURCE, sourceNamespace=namespace)
+    try:
+        wait_for(
+            lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+            timeout=120,
+            what=f"{NEW} Succeeded",
+        )
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
 
 
 def test_a_new_image_under_the_same_tag_upgrades_within_the_poll_interval(

@@ -15,6 +15,9 @@ import pytest
 
 from olm.devcluster.build import Binaries, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
+from olm.image.cache import BlobCache
+from olm.image.pull import Options, label_of
+from olm.image.reference import parse
 from tests.conftest import ControlPlane
 
 
@@ -59,6 +62,14 @@ def test_up_then_down_leaves_no_process_running(tmp_path: Path, binaries: Binari
     running = our_processes(state)
     assert len(running) == 7, running
     assert any("docker-registry" in cmdline for cmdline in running)
+    # ... where the samples catalog and its bundles are published as images.
+    env = olm_dev(state, "env")
+    assert env.returncode == 0, env.stderr
+    (samples,) = [line for line in env.stdout.splitlines() if "OLM_SAMPLES_IMAGE=" in line]
+    image = samples.split("=", 1)[1].strip("'\"")
+    assert image.endswith("/olm-py/samples-catalog:latest")
+    pulled = label_of(parse(image), Options(cache=BlobCache(tmp_path / "images")))
+    assert pulled.labels == {"operators.operatorframework.io.index.configs.v1": "/configs"}
     again = olm_dev(state, "up")
     assert again.returncode == 0 and "already up" in again.stderr
     down = olm_dev(state, "down")

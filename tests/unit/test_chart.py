@@ -135,7 +135,11 @@ def test_the_deployment_is_two_leader_elected_restricted_replicas(helm: Any) -> 
     assert main["image"] == f"quay.io/olm-py/olm-py:{olm.__version__}"
     assert main["command"] == ["olm"] and main["args"][:2] == ["run", "--leader-elect"]
     env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in main["env"]}
-    assert env == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"}
+    assert env == {
+        "POD_NAME": "metadata.name",
+        "POD_NAMESPACE": "metadata.namespace",
+        "OLM_SERVICE_ACCOUNT": "spec.serviceAccountName",  # its imagePullSecrets pull images
+    }
     assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
     assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
     ports = {p["name"]: p["containerPort"] for p in main["ports"]}

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
+import tarfile
 from pathlib import Path
 
+import yaml
+
+from olm.catalog.fbc import load_fbc
+from olm.catalog.samples import build
 from olm.devcluster import registry
 from olm.devcluster.cluster import DevCluster
+from olm.image.build import Image
 
 
 def test_the_registry_listens_on_loopback_and_stores_in_the_state_dir(tmp_path: Path) -> None:
@@ -37,3 +45,76 @@ def test_a_port_with_nothing_listening_is_not_healthy() -> None:
 
     ok, detail = registry.healthy(free_ports(1)[0], timeout=0.5)
     assert not ok and detail
+
+
+def _layer_files(image: Image) -> dict[str, bytes]:
+    (layer,) = image.layers
+    with tarfile.open(fileobj=io.BytesIO(gzip.decompress(layer.data))) as tar:
+        return {
+            m.name.lstrip("./"): tar.extractfile(m).read()  # type: ignore[union-attr]
+            for m in tar.getmembers()
+            if m.isfile()
+        }
+
+
+def _labels(image: Image) -> dict[str, str]:
+    labels: dict[str, str] = json.loads(image.config.data)["config"]["Labels"]
+    return labels
+
+
+def test_the_samples_are_published_as_bundle_images_and_a_catalog_naming_them(
+    tmp_path: Path,
+) -> None:
+    catalog = build()
+    images = dict(registry.sample_images("127.0.0.1:5000", catalog))
+    bundles = {
+        "127.0.0.1:5000/olm-py/memcached-operator-bundle:v0.0.1": ("memcached-operator", 2),
+        "127.0.0.1:5000/olm-py/memcached-operator-bundle:v0.0.2": ("memcached-operator", 2),
+        "127.0.0.1:5000/olm-py/memcached-dashboard-bundle:v0.1.0": ("memcached-dashboard", 1),
+    }
+    catalog_ref = "127.0.0.1:5000/olm-py/samples-catalog:latest"
+    assert sorted(images) == sorted([*bundles, catalog_ref])
+    for reference, (package, objects) in bundles.items():
+        labels = _labels(images[reference])
+        prefix = "operators.operatorframework.io.bundle."
+        assert labels[f"{prefix}mediatype.v1"] == "registry+v1"
+        assert labels[f"{prefix}package.v1"] == package
+        assert labels[f"{prefix}channels.v1"] == "alpha"
+        files = _layer_files(images[reference])
+        manifests = [name for name in files if name.startswith("manifests/")]
+        assert len(manifests) == objects
+        assert yaml.safe_load(files["metadata/annotations.yaml"])["annotations"] == labels
+    assert _labels(images[catalog_ref]) == {
+        "operators.operatorframework.io.index.configs.v1": "/configs"
+    }
+    (tmp_path / "catalog.yaml").write_bytes(
+        _layer_files(images[catalog_ref])["configs/catalog.yaml"]
+    )
+    served = load_fbc(tmp_path)
+    for package in served.packages.values():
+        for bundle in package.bundles.values():
+            assert bundle.image in bundles and bundle.objects == []
+            assert bundle.version and bundle.image.endswith(f":v{bundle.version}")
+    # The catalog given is not changed, and the images are the same every time.
+    assert all(not b.image for p in catalog.packages.values() for b in p.bundles.values())
+    again = dict(registry.sample_images("127.0.0.1:5000", build()))
+    assert {r: i.digest for r, i in again.items()} == {r: i.digest for r, i in images.items()}
+
+
+def test_dev_env_names_the_samples_catalog_image_once_published(tmp_path: Path) -> None:
+    cluster = DevCluster(tmp_path)
+    record = {"bin_dir": "/bin", "processes": [], "ports": {}, "registry": "127.0.0.1:5123"}
+    cluster.record_path.write_text(json.dumps(record))
+    assert registry.SAMPLES_IMAGE_ENV not in cluster.env()
+    image = "127.0.0.1:5123/olm-py/samples-catalog:latest"
+    cluster.record_path.write_text(json.dumps({**record, "samples_image": image}))
+    assert cluster.env()[registry.SAMPLES_IMAGE_ENV] == image
+
+
+def test_publishing_to_a_registry_that_is_not_there_is_a_sentence_not_an_error(
+    tmp_path: Path,
+) -> None:
+    from olm.devcluster.ports import free_ports
+
+    image, problem = registry.try_publish_samples(f"127.0.0.1:{free_ports(1)[0]}", tmp_path)
+    assert image is None and "127.0.0.1" in problem

@@ -8,6 +8,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pytest
+
 from olm.catalog.model import Catalog, Package
 from olm.catalogsource.decide import Fetched
 from olm.catalogsource.failures import Failure, FailureKind
@@ -25,8 +27,8 @@ PINNED = "127.0.0.1:5000/olm/samples@sha256:" + "a" * 64
 class Images(ImageCatalogs):
     """Answers like the registry would; records what it was asked."""
 
-    def __init__(self, answer: Fetched) -> None:
-        super().__init__()
+    def __init__(self, answer: Fetched, account: tuple[str, str] | None = None) -> None:
+        super().__init__(account=account)
         self.answer = answer
         self.asked: list[tuple[tuple[str, str], str, list[Mapping[str, Any]]]] = []
         self.forgotten: list[tuple[str, str]] = []
@@ -100,3 +102,38 @@ def test_a_deleted_image_catalog_is_forgotten() -> None:
     store.delete("catalogsource", NS, "src")
     controller.reconcile(NS, "src")
     assert images.forgotten == [(NS, "src")] and images.asked == []
+
+
+def service_account(namespace: str, name: str, *secrets: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": name, "namespace": namespace},
+        "imagePullSecrets": [{"name": secret} for secret in secrets],
+    }
+
+
+def test_olm_pys_service_account_pull_secrets_come_after_the_catalogs_own() -> None:
+    images = Images(Fetched(catalog=Catalog(), resolved=PINNED), account=("olm", "olm-py"))
+    own = pull_secret("own", "quay.io")
+    own["metadata"]["namespace"] = "olm"
+    _, _, _, controller = world(
+        images,
+        source(sourceType="grpc", image=IMAGE, secrets=["pull"]),
+        pull_secret("pull", "127.0.0.1:5000"),
+        service_account("olm", "olm-py", "own", "missing"),
+        own,
+    )
+    controller.reconcile(NS, "src")
+    ((_, _, configs),) = images.asked
+    assert [list(c["auths"]) for c in configs] == [["127.0.0.1:5000"], ["quay.io"]]
+
+
+@pytest.mark.parametrize("account", [None, ("olm", "not-there")])
+def test_no_service_account_adds_no_pull_secrets(account: tuple[str, str] | None) -> None:
+    images = Images(Fetched(catalog=Catalog(), resolved=PINNED))
+    images.account = account
+    _, _, _, controller = world(images, source(sourceType="grpc", image=IMAGE))
+    controller.reconcile(NS, "src")
+    ((_, _, configs),) = images.asked
+    assert configs == []
