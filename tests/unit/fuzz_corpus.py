@@ -14,6 +14,7 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 from olm.catalog.formats import load
@@ -151,3 +152,14 @@ def corpus_csv(
     csv["metadata"]["name"] = str(csv["metadata"].get("name") or "broken")
     csv["metadata"]["namespace"] = namespace
     return csv
+
+
+# Every fuzz test of a decide function: 1,000 examples, the same ones on every run (make test
+# is deterministic), a failure reported as found rather than shrunk.
+FUZZ_SETTINGS = settings(
+    max_examples=1000,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],  # a failure is reported as found, not shrunk
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)

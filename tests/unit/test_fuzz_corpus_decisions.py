@@ -9,7 +9,7 @@ import datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from olm.api.csv import CsvPhase, CsvReason
@@ -20,17 +20,11 @@ from olm.groups.decide import GroupPlan, GroupSnapshot
 from olm.groups.decide import decide as decide_group
 from olm.install.deployments import render_deployment
 from olm.install.strategy import InvalidStrategy, parse_strategy
-from tests.unit.fuzz_corpus import catalogs, corpus_csv
+from tests.unit.fuzz_corpus import FUZZ_SETTINGS, catalogs, corpus_csv
 from tests.unit.test_csv_phase import NS, healthy, world
 
 NOW = datetime.datetime(2026, 11, 23, 12, 0, 0, tzinfo=datetime.UTC)
-SETTINGS = settings(
-    max_examples=1000,
-    deadline=None,
-    derandomize=True,
-    phases=[Phase.explicit, Phase.generate],  # a failure is reported as found, not shrunk
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = FUZZ_SETTINGS
 pytestmark = pytest.mark.skipif(not catalogs(), reason="needs ../shared/corpus beside the repo")
 
 

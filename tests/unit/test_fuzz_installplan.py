@@ -11,13 +11,13 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from olm.api.installplan import InstallPlanPhase, StepStatus
 from olm.installplan.decide import Plan, Snapshot, decide, step_manifest, step_ref
 from olm.installplan.steps import plan_bundle
-from tests.unit.fuzz_corpus import catalogs, junk, mutated
+from tests.unit.fuzz_corpus import FUZZ_SETTINGS, catalogs, junk, mutated
 
 NS = "fuzz"
 NOW = datetime.datetime(2026, 11, 23, 12, 0, 0, tzinfo=datetime.UTC)
@@ -138,13 +138,7 @@ def snapshots(draw: st.DrawFn) -> Snapshot:
     )
 
 
-@settings(
-    max_examples=1000,
-    deadline=None,
-    derandomize=True,
-    phases=[Phase.explicit, Phase.generate],  # a failure is reported as found, not shrunk
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@FUZZ_SETTINGS
 @given(snapshots())
 def test_decide_always_decides(snapshot: Snapshot) -> None:
     plan = decide(snapshot)

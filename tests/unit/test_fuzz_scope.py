@@ -9,7 +9,7 @@ import datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from olm.api.csv import CsvPhase, CsvReason
@@ -17,18 +17,12 @@ from olm.scope.conflicts import ApiDecision, decide_provided_apis
 from olm.scope.copies import CopyMeta, copy_prototype
 from olm.scope.decide import ScopePlan, ScopeSnapshot, decide_scope
 from olm.scope.olmconfig import OlmConfigPlan, OlmConfigSnapshot, plan_olm_config
-from tests.unit.fuzz_corpus import catalogs, corpus_csv, mutated
+from tests.unit.fuzz_corpus import FUZZ_SETTINGS, catalogs, corpus_csv, mutated
 
 OWN = "op"
 NAMESPACES = [OWN, "a", "b", "c", "ünï", ""]
 NOW = datetime.datetime(2026, 11, 23, 12, 0, 0, tzinfo=datetime.UTC)
-SETTINGS = settings(
-    max_examples=1000,
-    deadline=None,
-    derandomize=True,
-    phases=[Phase.explicit, Phase.generate],  # a failure is reported as found, not shrunk
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = FUZZ_SETTINGS
 pytestmark = pytest.mark.skipif(not catalogs(), reason="needs ../shared/corpus beside the repo")
 
 spaces = st.sampled_from(NAMESPACES)

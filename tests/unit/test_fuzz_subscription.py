@@ -9,7 +9,7 @@ import datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from olm.api.csv import CsvPhase
@@ -17,7 +17,7 @@ from olm.api.installplan import InstallPlanPhase
 from olm.api.subscription import SubscriptionState
 from olm.subscription.decide import decide
 from olm.subscription.snapshot import CatalogInScope, LoadedCatalog, Plan, Snapshot
-from tests.unit.fuzz_corpus import catalogs, corpus_csv, junk, mutated
+from tests.unit.fuzz_corpus import FUZZ_SETTINGS, catalogs, corpus_csv, junk, mutated
 
 NS = "fuzz"
 GLOBAL = "olm"
@@ -184,13 +184,7 @@ def snapshots(draw: st.DrawFn) -> Snapshot:
     )
 
 
-@settings(
-    max_examples=1000,
-    deadline=None,
-    derandomize=True,
-    phases=[Phase.explicit, Phase.generate],  # a failure is reported as found, not shrunk
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@FUZZ_SETTINGS
 @given(snapshots())
 def test_decide_always_decides(snapshot: Snapshot) -> None:
     plan = decide(snapshot)
