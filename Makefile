@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup venv binaries image test lint typecheck contracts unit integration e2e demo bench clean down
+.PHONY: setup venv binaries image test lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity
 
 setup: venv binaries
 
@@ -23,6 +23,11 @@ $(STAMP): pyproject.toml
 
 binaries: venv
 	@$(BIN)/olm dev build
+
+# The real OLM v0.38.0 (olm, catalog, OLM's CRDs), built once into the cache for the parity
+# suite and `olm dev up --reference-olm` (docs/parity.md); about 7 minutes cold.
+reference-olm: venv
+	@$(BIN)/python -m olm.devcluster.reference
 
 # The container image localhost/olm-py:dev, built offline with podman (docs/image.md).
 image: venv
@@ -42,17 +47,22 @@ contracts: venv
 unit: venv
 	$(BIN)/pytest tests/unit -q
 
-integration: setup image
+integration: setup image reference-olm
 	$(BIN)/pytest tests/integration -q
 
 e2e: setup
 	$(BIN)/pytest tests/e2e -q
 
-test: setup lint typecheck contracts image
+test: setup lint typecheck contracts image reference-olm
 	$(BIN)/pytest tests -q
 
 demo: setup
 	@$(BIN)/python -m olm.demo
+
+# The parity suite (docs/parity.md): every scenario on the real OLM v0 and on olm-py, diffed;
+# fails on any difference not in tests/parity/known_differences.yaml.
+parity: setup reference-olm
+	$(BIN)/pytest tests/parity -m parity -q
 
 bench: setup
 	$(BIN)/python -m benchmarks.run

@@ -35,6 +35,13 @@ def _cmd_build(args: argparse.Namespace) -> int:
 def _cmd_up(args: argparse.Namespace) -> int:
     progress = Progress()
     cluster = _cluster(args, progress)
+    if args.reference_olm:
+        from olm.devcluster.reference_cluster import up_reference
+
+        up_reference(cluster, nodes=args.nodes, api_port=args.api_port)
+        print('To use it:  eval "$(olm dev env)"   then   kubectl get csv -A', file=sys.stderr)
+        print("To stop it: olm dev down", file=sys.stderr)
+        return 0
     if cluster.is_up():
         progress.say(f"The local cluster is already up (state in {cluster.state_dir})")
     else:
@@ -193,6 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
     up = dev_commands.add_parser("up", help="start the local cluster (idempotent)")
     up.add_argument("--nodes", type=int, default=2, help="number of kwok fake nodes (default 2)")
     up.add_argument("--api-port", type=int, help="kube-apiserver port (default: a free port)")
+    up.add_argument(
+        "--reference-olm",
+        action="store_true",
+        help="run the real OLM v0.38.0 on the cluster instead of nothing (docs/parity.md)",
+    )
     up.set_defaults(func=_cmd_up)
     dev_commands.add_parser(
         "down", help="stop the local cluster and remove its state"

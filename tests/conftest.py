@@ -145,6 +145,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.sections.append(
                 (f"{component} log (last lines)", log_tail(logs / f"{component}.log", 25))
             )
+        _attach_olm_state(item, report, plane)
+
+
+def _attach_olm_state(item: pytest.Item, report: pytest.TestReport, plane: ControlPlane) -> None:
+    """What olm-py logged about the test's namespace and what its objects say, so a failure
+    that happened only under load can be read afterwards."""
+    funcargs = getattr(item, "funcargs", {})
+    namespace = funcargs.get("namespace")
+    operator = funcargs.get("olm_operator")
+    if isinstance(operator, OlmOperator) and operator.log_path.is_file():
+        lines = operator.log_path.read_text(errors="replace").splitlines()
+        if isinstance(namespace, str):
+            lines = [line for line in lines if namespace in line]
+        report.sections.append(("olm run log (last lines)", "\n".join(lines[-60:])))
+    if isinstance(namespace, str):
+        listing = plane.kubectl(
+            "get",
+            "csv,installplan,subscription,operatorgroup",
+            "-n",
+            namespace,
+            "-o",
+            "wide",
+            check=False,
+        )
+        report.sections.append((f"objects in {namespace}", str(listing.stdout)))
 
 
 class OlmOperator:

@@ -11,6 +11,7 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from olm.devcluster import health, pki, registry
+from olm.devcluster import health, network, pki, reference, registry
 from olm.devcluster.build import Binaries
 from olm.devcluster.components import (
     APISERVER,
@@ -43,6 +44,9 @@ from olm.devcluster.process import ProcessRecord, SpawnError, is_running, log_ta
 from olm.devcluster.progress import QUIET, Progress
 
 DEFAULT_NODES = 2
+# The record key of a cluster running the real OLM instead of olm-py (reference.py).
+REFERENCE_KEY = "reference_olm"
+REFERENCE_ENV = "OLM_REFERENCE_OLM"
 
 
 class ClusterError(RuntimeError):
@@ -157,6 +161,9 @@ class DevCluster:
             return []
         ports = data["ports"]
         by_name = {r.name: r for r in self.processes()}
+        reference_checks: dict[str, Callable[[], tuple[bool, str]]] = {}
+        if isinstance(data.get(REFERENCE_KEY), dict):
+            reference_checks = reference.health_checks(data[REFERENCE_KEY])
         result = []
         for name in [*START_ORDER, *(n for n in by_name if n not in START_ORDER)]:
             record = by_name.get(name)
@@ -174,6 +181,8 @@ class DevCluster:
                 elif name == registry.REGISTRY and data.get("registry"):
                     port = int(str(data["registry"]).rsplit(":", 1)[1])
                     healthy, detail = registry.healthy(port)
+                elif name in reference_checks:
+                    healthy, detail = reference_checks[name]()
                 else:
                     healthy, detail = True, "running (no health endpoint)"
             result.append(
@@ -190,6 +199,9 @@ class DevCluster:
             env[registry.REGISTRY_ENV] = str(data["registry"])
         if data.get("samples_image"):
             env[registry.SAMPLES_IMAGE_ENV] = str(data["samples_image"])
+        reference_info = data.get(REFERENCE_KEY)
+        if isinstance(reference_info, dict):
+            env[REFERENCE_ENV] = str(reference_info.get("version", ""))
         return env
 
     def kubectl(self, *args: str, stdin: str | None = None, timeout: float = 60) -> str:
@@ -230,6 +242,7 @@ class DevCluster:
         layout = Layout(self.state_dir, self.binaries.bin_dir, self.binaries.stages)
         plan = Plan(layout, ports, extra_args or {})
         try:
+            plan = dataclasses.replace(plan, network=self._pod_network())
             self._start(plan, nodes, timeout)
         except BaseException as exc:
             self._abort()
@@ -239,6 +252,32 @@ class DevCluster:
                 raise ClusterError(f"{exc} Nothing was left running.") from exc
             raise ClusterError(f"Starting the local cluster failed: {exc}") from exc
         return True
+
+    def _pod_network(self) -> network.ClusterNetwork | None:
+        """Claim this cluster's block of the pod network (docs/pod-network.md), or say once why
+        there is none: the cluster works without it, but no webhook can be called."""
+        reason = (
+            "turned off by OLM_PY_POD_NETWORK=0"
+            if os.environ.get(network.ENABLE_ENV) == "0"
+            else network.unavailable_reason()
+        )
+        if reason is None:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                claimed = network.allocate(self.state_dir)
+            except (network.NetworkError, OSError) as exc:
+                reason = str(exc)
+            else:
+                self.progress.say(
+                    f"Pod network {claimed.block} (pods {claimed.pod_cidr}, Services "
+                    f"{claimed.service_cidr}), reachable from this machine only"
+                )
+                return claimed
+        self.progress.say(
+            f"No pod network: {reason}. Pods share the host's network and the kube-apiserver "
+            "cannot call webhooks or API services."
+        )
+        return None
 
     def _choose_ports(self, api_port: int | None) -> Ports:
         if api_port is not None:
@@ -431,6 +470,7 @@ class DevCluster:
         """Stop whatever a failed `up` started, keep the logs, forget the rest of the state."""
         for proc in reversed(self.processes()):
             stop(proc)
+        self._release_network()
         for child in self.state_dir.iterdir() if self.state_dir.exists() else []:
             if child.name == "logs":
                 continue
@@ -441,20 +481,50 @@ class DevCluster:
 
     # ----- processes that run against the cluster ----------------------------------------------
 
-    def start_process(self, name: str, argv: list[str]) -> bool:
+    def start_process(
+        self, name: str, argv: list[str], *, env: dict[str, str] | None = None
+    ) -> bool:
         """Run `argv` (e.g. `olm run`) as part of this cluster, so `down` stops it too.
 
-        Returns False when a process of that name is already running."""
+        `env` replaces the default environment (ours plus `olm dev env`). Returns False when a
+        process of that name is already running. On a reference-OLM cluster only the reference
+        components may start: olm-py and the real OLM must never reconcile one API server."""
         data = self._load()
         if data is None:
             raise ClusterError(f"No cluster is recorded in {self.state_dir}; run `olm dev up`.")
+        reference_info = data.get(REFERENCE_KEY)
+        if isinstance(reference_info, dict) and name not in reference_info.get("processes", []):
+            raise ClusterError(
+                f"The local cluster in {self.state_dir} runs the real OLM "
+                f"{reference_info.get('version', '')} (`olm dev up --reference-olm`); {name} must not "
+                "run on it. Use a cluster of its own (another --state-dir)."
+            )
         if any(r.name == name and is_running(r) for r in self.processes()):
             return False
-        env = {**os.environ, **self.env()}
+        if env is None:
+            env = {**os.environ, **self.env()}
         _, record = spawn(name, argv, self.state_dir / "logs" / f"{name}.log", env=env)
         data["processes"] = [p for p in data["processes"] if p["name"] != name] + [record.to_json()]
         self._save(data)
         return True
+
+    # ----- the reference OLM (olm/devcluster/reference.py) ---------------------------------------
+
+    def reference_olm(self) -> dict[str, Any] | None:
+        """What `olm dev up --reference-olm` recorded; None on an olm-py cluster."""
+        info = (self._load() or {}).get(REFERENCE_KEY)
+        return info if isinstance(info, dict) else None
+
+    def record_reference_olm(self, info: dict[str, Any]) -> None:
+        data = self._load()
+        if data is None:
+            raise ClusterError(f"No cluster is recorded in {self.state_dir}; run `olm dev up`.")
+        data[REFERENCE_KEY] = info
+        self._save(data)
+
+    def abandon(self) -> None:
+        """What a failed `up` does: stop everything, keep the logs, forget the rest."""
+        self._abort()
 
     # ----- down --------------------------------------------------------------------------------
 
@@ -466,5 +536,20 @@ class DevCluster:
                 self.progress.say(f"Stopping {proc.name} (pid {proc.pid})")
                 stop(proc)
                 stopped.append(proc.name)
+        self._release_network()
         shutil.rmtree(self.state_dir, ignore_errors=True)
         return stopped
+
+    def _release_network(self) -> None:
+        """Remove the pod network's namespaces, links and routes (after the pod runner)."""
+        try:
+            released = network.release(self.state_dir)
+        except (network.NetworkError, OSError) as exc:
+            self.progress.say(f"Removing the pod network failed: {exc}")
+            return
+        if released is None:
+            return
+        self.progress.say(f"Removed the pod network {released.block}")
+        left = network.leftovers(released)
+        if left:
+            self.progress.say(f"Still present after removing the pod network: {', '.join(left)}")

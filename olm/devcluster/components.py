@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from olm.devcluster.network import ClusterNetwork
 from olm.devcluster.pki import FRONT_PROXY_NAME
 from olm.devcluster.ports import LOOPBACK
 
@@ -26,6 +27,7 @@ START_ORDER: tuple[str, ...] = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER, 
 FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 SERVICE_CIDR = "10.0.0.0/24"
 POD_CIDR = "10.244.0.0/16"
+NODE_IP = "10.0.0.1"
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,20 @@ class Plan:
     layout: Layout
     ports: Ports
     extra_args: dict[str, list[str]] = field(default_factory=dict)
+    # The cluster's block of the pod network (olm/devcluster/network.py), None without one.
+    network: ClusterNetwork | None = None
+
+    @property
+    def service_cidr(self) -> str:
+        return self.network.service_cidr if self.network else SERVICE_CIDR
+
+    @property
+    def pod_cidr(self) -> str:
+        return self.network.pod_cidr if self.network else POD_CIDR
+
+    @property
+    def node_ip(self) -> str:
+        return self.network.node_ip if self.network else NODE_IP
 
     @property
     def api_url(self) -> str:
@@ -148,7 +164,7 @@ class Plan:
             "--service-account-issuer=https://kubernetes.default.svc",
             f"--service-account-key-file={pki / 'sa.pub'}",
             f"--service-account-signing-key-file={pki / 'sa.key'}",
-            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            f"--service-cluster-ip-range={self.service_cidr}",
             "--authorization-mode=Node,RBAC",
             "--allow-privileged=true",
             # On 2 cores, request fairness only adds latency for a single-user cluster.
@@ -158,6 +174,9 @@ class Plan:
             "--profiling=false",
             # Nothing can reach 127.0.0.1 as the `kubernetes` Service; don't try to publish it.
             "--endpoint-reconciler-type=none",
+            # Webhooks, conversion webhooks and APIServices are called at their Service's
+            # endpoints (pod IPs on the pod network), not at a ClusterIP: there is no kube-proxy.
+            "--enable-aggregator-routing=true",
             "--v=1",
         ]
 
@@ -186,7 +205,7 @@ class Plan:
             f"--root-ca-file={pki / 'ca.crt'}",
             f"--cluster-signing-cert-file={pki / 'ca.crt'}",
             f"--cluster-signing-key-file={pki / 'ca.key'}",
-            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            f"--service-cluster-ip-range={self.service_cidr}",
             "--use-service-account-credentials=false",
             "--controllers=*",
             # Faster reaction to fake nodes becoming Ready (the not-ready taint goes sooner).
@@ -207,8 +226,8 @@ class Plan:
             "--manage-all-nodes=false",
             f"--manage-nodes-with-annotation-selector={FAKE_NODE_ANNOTATION}=fake",
             "--node-lease-duration-seconds=40",
-            f"--cidr={POD_CIDR}",
-            "--node-ip=10.0.0.1",
+            f"--cidr={self.pod_cidr}",
+            f"--node-ip={self.node_ip}",
         ]
 
 

@@ -17,24 +17,37 @@ pod shares the host's network here, so each declared containerPort of such a pod
 host port of its own (replicas must not collide); `--<name>-port=N` arguments are rewritten to
 it and the mapping is written to `<state>/pods/<ns>_<pod>/ports.json`
 (`{"<container>": {"<containerPort>": hostPort}}`); `olm run` listens on 127.0.0.1 only.
+
+With the cluster's pod network (olm/devcluster/network.py, docs/pod-network.md), every other
+program runs in a network namespace of its own whose `eth0` has the pod IP kwok gave the pod, so
+the kube-apiserver reaches it at its Service's endpoints (webhooks, API services). Inside, the
+kube-apiserver is at the same 127.0.0.1:<port> as on the host (a forwarder of this runner), and
+`POD_IP` (and a `status.podIP` fieldRef) is the pod's address, where a server listens: the pod
+IP in its namespace; 127.0.0.1 without the pod network, so nothing listens beyond loopback.
+
+`secret` and `configMap` volumes are written to `<state>/pods/<ns>_<pod>/volumes/<volume>/`
+(one file per key, 0600) when the pod starts, and each container gets `OLM_PY_MOUNTS`, a JSON
+object `{"<mountPath>": "<local directory>"}` for its volumeMounts.
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import logging
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from olm.devcluster import network
 from olm.kube.client import api_client
 from olm.kube.pods import PodWatcher
 
@@ -44,8 +57,12 @@ from olm.kube.pods import PodWatcher
 PROGRAMS: dict[str, str] = {
     "olm-py.local/memcached-operator": "olm.samples.memcached",
     "quay.io/jzelinskie/memcached-operator": "olm.samples.memcached",
+    # A validating webhook that answers with its own message (docs/pod-network.md).
+    "olm-py.local/echo-webhook": "olm.samples.echo_webhook",
 }
 RESTART_DELAY = 2.0
+MOUNTS_ENV = "OLM_PY_MOUNTS"
+POD_IP_ENV = "POD_IP"
 
 log = logging.getLogger("pod-runner")
 
@@ -141,12 +158,73 @@ def resolve_env(container: dict[str, Any], pod: dict[str, Any]) -> dict[str, str
             env[item["name"]] = meta[path.split(".")[1]]
         elif path == "spec.serviceAccountName":
             env[item["name"]] = pod["spec"].get("serviceAccountName", "default")
+        elif path in ("status.podIP", "spec.nodeName"):
+            section, field = path.split(".")
+            env[item["name"]] = str((pod.get(section) or {}).get(field, ""))
     return env
 
 
+class NotYetRunnable(Exception):
+    """The pod cannot start yet (a volume's Secret is missing, no pod IP yet); retried."""
+
+
+VolumeReader = Callable[[str, str, str], "dict[str, bytes] | None"]
+
+
+def materialize_volumes(
+    pod: dict[str, Any], directory: Path, read: VolumeReader
+) -> dict[str, Path]:
+    """Write the pod's `secret` and `configMap` volumes under `directory/volumes/<volume>/`
+    (`items` pick and rename keys); returns volume name -> directory."""
+    namespace = pod["metadata"]["namespace"]
+    written: dict[str, Path] = {}
+    for volume in pod["spec"].get("volumes") or []:
+        for kind, name_field in (("secret", "secretName"), ("configMap", "name")):
+            source = volume.get(kind)
+            if source is None:
+                continue
+            name = str(source.get(name_field, ""))
+            data = read(namespace, kind, name)
+            if data is None:
+                if source.get("optional"):
+                    data = {}
+                else:
+                    raise NotYetRunnable(f"{kind} {namespace}/{name} of volume {volume['name']}")
+            items = source.get("items")
+            files = (
+                {str(i["path"]): data[i["key"]] for i in items if i["key"] in data}
+                if items
+                else data
+            )
+            target = directory / "volumes" / str(volume["name"])
+            if target.exists():
+                shutil.rmtree(target)
+            target.mkdir(parents=True, mode=0o700)
+            for relative, content in files.items():
+                path = target / relative
+                if target not in path.resolve().parents:
+                    continue  # a key may not write outside its volume
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(content)
+                path.chmod(0o600)
+            written[str(volume["name"])] = target
+    return written
+
+
+def mounts_for(container: dict[str, Any], volumes: dict[str, Path]) -> dict[str, str]:
+    """`OLM_PY_MOUNTS` of a container: mountPath -> local directory (or file, with subPath)."""
+    mounts = {}
+    for mount in container.get("volumeMounts") or []:
+        local = volumes.get(str(mount.get("name")))
+        if local is None:
+            continue
+        sub_path = mount.get("subPath")
+        mounts[str(mount["mountPath"])] = str(local / sub_path if sub_path else local)
+    return mounts
+
+
 def _die_with_parent() -> None:
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    network.libc().prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class PodRunner:
@@ -157,12 +235,25 @@ class PodRunner:
         self.processes: dict[tuple[str, str, str], subprocess.Popen[bytes]] = {}
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self.lock = threading.Lock()
+        # The pod network (None: every pod shares the host's network).
+        self.network = network.load(state_dir)
+        self.forwarder = network.Forwarder() if self.network else None
+        self.netns: dict[tuple[str, str], tuple[str, str]] = {}  # pod -> (namespace, pod IP)
+        self.volumes: dict[tuple[str, str], dict[str, Path]] = {}
+        self.waiting: dict[tuple[str, str], str] = {}  # pod -> why it cannot start yet
+        if self.network:
+            log.info("pod network %s: pods %s", self.network.block, self.network.pod_cidr)
+
+    def _api_port(self) -> int:
+        server = json.loads(self.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+        return int(str(server).rsplit(":", 1)[1].rstrip("/"))
 
     def _kubeconfig_for(self, pod: dict[str, Any], directory: Path) -> Path:
         namespace = pod["metadata"]["namespace"]
         account = pod["spec"].get("serviceAccountName") or "default"
         token = self.watcher.token_for(namespace, account)
         admin = json.loads(self.kubeconfig.read_text())
+        # The same 127.0.0.1:<port> works inside a pod's namespace: the forwarder listens there.
         cluster = admin["clusters"][0]["cluster"]
         config = {
             "apiVersion": "v1",
@@ -188,47 +279,103 @@ class PodRunner:
         path.chmod(0o600)
         return path
 
+    def _pod_netns(self, pod: dict[str, Any]) -> tuple[str, str]:
+        """The pod's network namespace and IP, created on first use."""
+        meta = pod["metadata"]
+        pod_key = (meta["namespace"], meta["name"])
+        existing = self.netns.get(pod_key)
+        if existing is not None:
+            return existing
+        assert self.network is not None and self.forwarder is not None
+        pod_ip = str((pod.get("status") or {}).get("podIP") or "")
+        if not pod_ip:
+            raise NotYetRunnable("the pod has no IP yet")
+        for other, (_, other_ip) in list(self.netns.items()):
+            if other_ip == pod_ip:  # kwok recycled the IP of a pod we have not seen go yet
+                self._stop(*other)
+        name = network.add_pod(self.network, pod_ip)
+        try:
+            self.forwarder.open(name, self._api_port())
+        except network.NetworkError:
+            network.remove_pod(self.network, pod_ip)
+            raise
+        self.netns[pod_key] = (name, pod_ip)
+        log.info("pod %s/%s has network namespace %s at %s", *pod_key, name, pod_ip)
+        return name, pod_ip
+
     def _start(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
+        pod_key = (meta["namespace"], meta["name"])
+        pending = []
         for container in pod["spec"].get("containers") or []:
-            image = container.get("image", "")
-            command = program_for(image, container)
-            key = (meta["namespace"], meta["name"], container["name"])
-            if command is None or key in self.processes:
-                continue
-            directory = self.pods_dir / f"{meta['namespace']}_{meta['name']}"
-            directory.mkdir(parents=True, exist_ok=True)
-            if is_olm_py_image(image):
-                command = localize_ports(command, self._host_ports(directory, container))
-                if "run" in command and not any(a.startswith("--bind-address") for a in command):
-                    command.append("--bind-address=127.0.0.1")  # the pod's ports, on loopback
-            env = {
-                **{
-                    k: v
-                    for k, v in os.environ.items()
-                    if k in ("PATH", "HOME", "LANG", "PYTHONPATH")
-                },
-                **resolve_env(container, pod),
-                "KUBECONFIG": str(self._kubeconfig_for(pod, directory)),
-                "POD_NAME": meta["name"],
-                "POD_NAMESPACE": meta["namespace"],
-            }
+            command = program_for(container.get("image", ""), container)
+            if command is not None and (*pod_key, container["name"]) not in self.processes:
+                pending.append((container, command))
+        if not pending:
+            return
+        directory = self.pods_dir / f"{meta['namespace']}_{meta['name']}"
+        directory.mkdir(parents=True, exist_ok=True)
+        if pod_key not in self.volumes:
+            self.volumes[pod_key] = materialize_volumes(pod, directory, self.watcher.volume_data)
+        for container, command in pending:
+            self._start_container(pod, container, command, directory)
+        self.waiting.pop(pod_key, None)
+
+    def _start_container(
+        self, pod: dict[str, Any], container: dict[str, Any], command: list[str], directory: Path
+    ) -> None:
+        meta = pod["metadata"]
+        pod_key = (meta["namespace"], meta["name"])
+        image = container.get("image", "")
+        netns, listen = None, "127.0.0.1"
+        if is_olm_py_image(image):
+            command = localize_ports(command, self._host_ports(directory, container))
+            if "run" in command and not any(a.startswith("--bind-address") for a in command):
+                command.append("--bind-address=127.0.0.1")  # the pod's ports, on loopback
+        elif self.network is not None and not pod["spec"].get("hostNetwork"):
+            netns, listen = self._pod_netns(pod)
+        env = {
+            **{k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")},
+            # The pod's address: where its servers listen (loopback on the host's network).
+            POD_IP_ENV: listen,
+            **resolve_env(
+                container, {**pod, "status": {**(pod.get("status") or {}), "podIP": listen}}
+            ),
+            "KUBECONFIG": str(self._kubeconfig_for(pod, directory)),
+            "POD_NAME": meta["name"],
+            "POD_NAMESPACE": meta["namespace"],
+            MOUNTS_ENV: json.dumps(mounts_for(container, self.volumes.get(pod_key, {}))),
+        }
+        network.libc()  # loaded before the fork: the child only calls into it
+        netns_fd = network.open_netns(netns) if netns else None
+
+        def prepare() -> None:
+            _die_with_parent()
+            if netns_fd is not None:
+                network.enter(netns_fd)
+
+        try:
             with (directory / f"{container['name']}.log").open("ab") as out:
-                self.processes[key] = subprocess.Popen(
+                process = subprocess.Popen(
                     command,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     env=env,
-                    preexec_fn=_die_with_parent,
+                    preexec_fn=prepare,
                 )
-            log.info(
-                "started %s for pod %s/%s (pid %d)",
-                " ".join(command[1:]),
-                meta["namespace"],
-                meta["name"],
-                self.processes[key].pid,
-            )
+        finally:
+            if netns_fd is not None:
+                os.close(netns_fd)
+        self.processes[(*pod_key, container["name"])] = process
+        log.info(
+            "started %s for pod %s/%s (pid %d%s)",
+            " ".join(command[1:]),
+            meta["namespace"],
+            meta["name"],
+            process.pid,
+            f", network namespace {netns} at {listen}" if netns else "",
+        )
 
     def _host_ports(self, directory: Path, container: dict[str, Any]) -> dict[int, int]:
         """A free host port for each containerPort (kept across restarts of the process)."""
@@ -250,6 +397,25 @@ class PodRunner:
                 process.kill()
                 process.wait()
             log.info("stopped the process of pod %s/%s", namespace, name)
+        self.volumes.pop((namespace, name), None)
+        self.waiting.pop((namespace, name), None)
+        netns = self.netns.pop((namespace, name), None)
+        if netns is not None and self.network is not None:
+            if self.forwarder is not None:
+                self.forwarder.close(netns[0])
+            network.remove_pod(self.network, netns[1])
+            log.info("removed network namespace %s of pod %s/%s", netns[0], namespace, name)
+
+    def _try_start(self, pod: dict[str, Any]) -> None:
+        """Start what the pod runs; a pod that cannot start yet is retried by `supervise`."""
+        meta = pod["metadata"]
+        pod_key = (meta["namespace"], meta["name"])
+        try:
+            self._start(pod)
+        except NotYetRunnable as exc:
+            if self.waiting.get(pod_key) != str(exc):
+                log.info("pod %s/%s waits: %s", *pod_key, exc)
+            self.waiting[pod_key] = str(exc)
 
     def handle(self, event_type: str, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
@@ -261,7 +427,7 @@ class PodRunner:
                 self._stop(*pod_key)
             elif (pod.get("status") or {}).get("phase") == "Running":
                 self.pods[pod_key] = pod
-                self._start(pod)
+                self._try_start(pod)
 
     def restart_exited(self) -> None:
         with self.lock:
@@ -276,17 +442,29 @@ class PodRunner:
                     del self.processes[key]
                     pod = self.pods.get(key[:2])
                     if pod is not None:
-                        self._start(pod)
+                        self._try_start(pod)
+            for pod_key in list(self.waiting):
+                pod = self.pods.get(pod_key)
+                if pod is None:
+                    self.waiting.pop(pod_key, None)
+                    continue
+                try:
+                    self._try_start(pod)
+                except Exception as exc:  # one pod's trouble stays its own
+                    log.warning("cannot run pod %s/%s: %s", *pod_key, exc)
 
     def stop_all(self) -> None:
         with self.lock:
-            for namespace, name in {k[:2] for k in self.processes}:
+            for namespace, name in {k[:2] for k in self.processes} | set(self.netns):
                 self._stop(namespace, name)
 
     def run(self, stop: threading.Event) -> None:
         def supervise() -> None:
             while not stop.wait(RESTART_DELAY):
-                self.restart_exited()
+                try:
+                    self.restart_exited()
+                except Exception:  # the supervisor must not die
+                    log.exception("supervising the pods' processes failed")
 
         threading.Thread(target=supervise, daemon=True).start()
         while not stop.is_set():

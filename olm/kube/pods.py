@@ -46,3 +46,21 @@ class PodWatcher:
         response = self.core.create_namespaced_service_account_token(account, namespace, request)
         assert response.status is not None
         return str(response.status.token)
+
+    def volume_data(self, namespace: str, kind: str, name: str) -> dict[str, bytes] | None:
+        """The keys of a Secret or ConfigMap (`kind` "secret" / "configMap") as bytes; None
+        when it does not exist."""
+        import base64
+
+        try:
+            if kind == "secret":
+                secret = self.core.read_namespaced_secret(name, namespace)
+                return {k: base64.b64decode(v) for k, v in (secret.data or {}).items()}
+            config_map = self.core.read_namespaced_config_map(name, namespace)
+        except client.ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        data = {k: v.encode() for k, v in (config_map.data or {}).items()}
+        data.update({k: base64.b64decode(v) for k, v in (config_map.binary_data or {}).items()})
+        return data

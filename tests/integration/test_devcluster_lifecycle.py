@@ -5,24 +5,30 @@ Each failure must give a clear error and leave nothing of ours running.
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from olm.devcluster import network
 from olm.devcluster.build import Binaries, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.image.cache import BlobCache
 from olm.image.pull import Options, label_of
 from olm.image.reference import parse
 from tests.conftest import ControlPlane
+from tests.integration.test_pod_network import serving_pair
 
 
 def our_processes(state_dir: Path) -> list[str]:
-    """Command lines of live processes that refer to `state_dir` (our components do)."""
+    """Command lines of live processes that refer to `state_dir` (our components do, and the
+    pod runner's programs through their environment)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == os.getpid():
@@ -30,11 +36,25 @@ def our_processes(state_dir: Path) -> list[str]:
         try:
             cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            environ = (proc / "environ").read_bytes().decode(errors="replace")
         except OSError:
             continue
-        if str(state_dir) in cmdline and state != "Z":
+        if str(state_dir) in cmdline + environ and state != "Z":
             found.append(cmdline)
     return found
+
+
+def network_claims(state_dir: Path) -> list[str]:
+    """The machine-wide pod network claims (olm/devcluster/network.py) owned by `state_dir`."""
+    claims = []
+    for entry in network.REGISTRY_DIR.glob("slot-*.json"):
+        try:
+            owner = json.loads(entry.read_text())["state_dir"]
+        except (OSError, ValueError, KeyError):
+            continue
+        if Path(owner) == state_dir.resolve():
+            claims.append(entry.name)
+    return claims
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +75,15 @@ def olm_dev(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_up_then_down_leaves_no_process_running(tmp_path: Path, binaries: Binaries) -> None:
     state = tmp_path / "cluster"
     up = olm_dev(state, "up", "--nodes=2")
-    assert up.returncode == 0, up.stderr
-    assert "Nodes are Ready" in up.stderr and "[" in up.stderr  # progress with elapsed time
+    try:
+        assert up.returncode == 0, up.stderr
+        assert "Nodes are Ready" in up.stderr and "[" in up.stderr  # progress with elapsed time
+        check_up_and_down(tmp_path, state)
+    finally:
+        olm_dev(state, "down")  # whatever failed above, nothing of this cluster stays behind
+
+
+def check_up_and_down(tmp_path: Path, state: Path) -> None:
     # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, the pod runner and
     # the local OCI registry (docker-registry).
     running = our_processes(state)
@@ -72,12 +99,69 @@ def test_up_then_down_leaves_no_process_running(tmp_path: Path, binaries: Binari
     assert pulled.labels == {"operators.operatorframework.io.index.configs.v1": "/configs"}
     again = olm_dev(state, "up")
     assert again.returncode == 0 and "already up" in again.stderr
+    pod_network = network.load(state)
+    if network.unavailable_reason(install=False) is None:
+        # A pod with a network namespace of its own, and a pod runner that dies without
+        # cleaning up: `down` must still remove every namespace, link and route.
+        assert pod_network is not None
+        start_a_pod_in_its_own_namespace(state, pod_network)
+        runner = next(p for p in DevCluster(state).processes() if p.name == "pod-runner")
+        os.kill(runner.pid, signal.SIGKILL)
     down = olm_dev(state, "down")
     assert down.returncode == 0, down.stderr
     assert "kube-apiserver" in down.stdout
     assert our_processes(state) == []
+    if pod_network is not None:
+        assert network.leftovers(pod_network) == []
+    assert network_claims(state) == []
     assert not state.exists()
     assert olm_dev(state, "status").returncode == 1
+
+
+def start_a_pod_in_its_own_namespace(state: Path, pod_network: network.ClusterNetwork) -> None:
+    cluster = DevCluster(state)
+    cert, key = serving_pair("echo.default.svc")
+    cluster.kubectl(
+        "apply",
+        "-f",
+        "-",
+        stdin=json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "echo", "namespace": "default"},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "echo",
+                            "image": "olm-py.local/echo-webhook:v1",
+                            "volumeMounts": [
+                                {
+                                    "name": "cert",
+                                    "mountPath": "/tmp/k8s-webhook-server/serving-certs",
+                                }
+                            ],
+                        }
+                    ],
+                    "volumes": [{"name": "cert", "secret": {"secretName": "echo-cert"}}],
+                },
+            }
+        ),
+    )
+    cluster.kubectl(
+        "create",
+        "secret",
+        "generic",
+        "echo-cert",
+        "-n",
+        "default",
+        f"--from-literal=tls.crt={cert.decode()}",
+        f"--from-literal=tls.key={key.decode()}",
+    )
+    deadline = time.monotonic() + 60
+    while not any(item.startswith("netns ") for item in network.leftovers(pod_network)):
+        assert time.monotonic() < deadline, "the pod runner made no network namespace"
+        time.sleep(0.5)
 
 
 def test_port_already_taken_is_refused_before_anything_starts(
@@ -110,6 +194,7 @@ def test_a_component_that_dies_at_start_is_reported_and_everything_stops(
     assert "unknown flag: --no-such-flag" in message
     assert "Everything started so far has been stopped" in message
     assert our_processes(state) == [], "etcd, started before the apiserver, must be stopped"
+    assert network_claims(state) == [], "the pod network of a failed start is released"
     assert (state / "logs" / "kube-apiserver.log").is_file(), "logs are kept for diagnosis"
 
 

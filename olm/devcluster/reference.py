@@ -1,0 +1,618 @@
+"""The reference OLM: the real OLM v0.38.0, built by the project and run on a local cluster.
+
+`ensure_reference_olm()` builds OLM's `olm` and `catalog` commands from the Go module proxy
+through a throw-away wrapper module (the proxy refuses `go install` for OLM's modules), and
+copies OLM's own CRDs out of the operator-framework/api module, into a cache of their own:
+`<cache root>/tools/olm-v0.38.0/{olm,catalog,crds/}`. `reference_cluster.up_reference()`
+(`olm dev up --reference-olm`) starts a local cluster, prepares it as OLM's chart does, serves the samples
+catalog with `opm serve` and runs the real olm-operator and catalog-operator as local
+processes of that cluster, so parity tests can run one scenario on both implementations.
+
+Invariants:
+- The cache is complete only when `manifest.json` exists, records the exact build inputs and
+  lists `olm`, `catalog` and the CRDs with their size and SHA-256; it is written last, so an
+  interrupted build is never mistaken for a complete one. A complete cache is reused without
+  invoking Go. Concurrent builders are serialized by a lock file next to the cache.
+- A reference cluster says so in its record (`cluster.json`, key `reference_olm`): `olm dev
+  env`/`status` show it, and `DevCluster.start_process` refuses to start olm-py on it (two
+  implementations must never reconcile the same API server).
+- The real OLM's health ports are fixed (`:8080` olm-operator, `:8443` catalog-operator, all
+  interfaces), so one reference cluster runs at a time; a port already in use is reported
+  before anything starts.
+- Only 127.0.0.1 is dialled; OLM runs with `CI` removed from its environment (with `CI` set
+  olm-operator panics on any create lacking the `olm.managed` label).
+- A failed start stops everything of the cluster, keeps the logs and says what failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import fcntl
+import hashlib
+import ipaddress
+import json
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from olm.devcluster.build import (
+    MINIMUM_GO,
+    BuildError,
+    _parse_go_version,
+)
+from olm.devcluster.ports import LOOPBACK, is_listening
+from olm.devcluster.progress import QUIET, Progress
+from olm.devcluster.versions import cache_root
+
+OLM_VERSION = "v0.38.0"
+OLM_MODULE = "github.com/operator-framework/operator-lifecycle-manager"
+# The operator-framework/api release OLM v0.38.0 resolves to; its `crds/` are OLM's CRDs.
+API_MODULE = "github.com/operator-framework/api"
+API_VERSION = "v0.36.0"
+COMMANDS: tuple[str, ...] = ("olm", "catalog")
+BUILD_TAGS = "json1"
+WRAPPER_MODULE = "local/olmbin"
+WRAPPER_GO = "1.24.6"
+MANIFEST = "manifest.json"
+CRDS_DIR = "crds"
+
+# How OLM's chart lays out a cluster (deploy/chart: values and templates).
+OLM_NAMESPACE = "olm"
+OPERATORS_NAMESPACE = "operators"
+GLOBAL_OPERATOR_GROUP = "global-operators"
+# The samples catalog, named and described exactly as `olm run` registers it (olm/app.py), so a
+# scenario reads the same on both implementations.
+SAMPLES_SOURCE = "samples"
+SAMPLES_DISPLAY_NAME = "olm-py samples"
+SAMPLES_PUBLISHER = "olm-py"
+
+# Images OLM would use for pods it creates (registry pods, bundle unpacking); with inline
+# bundles and address-based catalogs none of them is ever started on the local cluster.
+CONFIGMAP_SERVER_IMAGE = "quay.io/operator-framework/configmap-operator-registry:latest"
+OPM_IMAGE = "quay.io/operator-framework/opm:latest"
+UTIL_IMAGE = "quay.io/operator-framework/olm:master"
+
+# Process names in the cluster record (also the log file names).
+OLM_OPERATOR = "olm-operator"
+CATALOG_OPERATOR = "catalog-operator"
+SAMPLES_SERVER = "samples-catalog"
+PROCESSES: tuple[str, ...] = (SAMPLES_SERVER, CATALOG_OPERATOR, OLM_OPERATOR)
+
+# Hard-coded in OLM (pkg/lib/server: `:8080`, or `:8443` with TLS), on all interfaces.
+OLM_HEALTH_PORT = 8080
+CATALOG_HEALTH_PORT = 8443
+HEALTH_PORTS: dict[str, int] = {
+    OLM_OPERATOR: OLM_HEALTH_PORT,
+    CATALOG_OPERATOR: CATALOG_HEALTH_PORT,
+}
+
+
+# ----- the build ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReferenceOlmBinaries:
+    """The built reference OLM: its two commands and OLM's CRDs."""
+
+    root: Path
+
+    @property
+    def olm(self) -> Path:
+        return self.root / "olm"
+
+    @property
+    def catalog(self) -> Path:
+        return self.root / "catalog"
+
+    @property
+    def crds(self) -> Path:
+        return self.root / CRDS_DIR
+
+    def crd_files(self) -> list[Path]:
+        return sorted(self.crds.glob("*.yaml"))
+
+
+def reference_dir(version: str = OLM_VERSION) -> Path:
+    return cache_root() / "tools" / f"olm-{version}"
+
+
+def reference_ldflags(version: str = OLM_VERSION) -> str:
+    """Strip, and stamp the version (else `olm --version` says `OLM version: ` and nothing)."""
+    return f"-s -w -X {OLM_MODULE}/pkg/version.OLMVersion={version}"
+
+
+def wrapper_go_mod() -> str:
+    return f"module {WRAPPER_MODULE}\n\ngo {WRAPPER_GO}\n"
+
+
+def go_get_args(version: str = OLM_VERSION) -> list[str]:
+    """`go get -tool` pins both commands in the wrapper module (`go install pkg@v` is refused:
+    it reads the module's version list, which the proxy answers with 403 for OLM)."""
+    return ["get", "-tool", *(f"{OLM_MODULE}/cmd/{name}@{version}" for name in COMMANDS)]
+
+
+def go_build_args(out_dir: Path, version: str = OLM_VERSION) -> list[str]:
+    return [
+        "build",
+        "-trimpath",
+        "-tags",
+        BUILD_TAGS,
+        "-ldflags",
+        reference_ldflags(version),
+        "-o",
+        f"{out_dir}/",
+        *(f"{OLM_MODULE}/cmd/{name}" for name in COMMANDS),
+    ]
+
+
+def go_env(base: Mapping[str, str]) -> dict[str, str]:
+    """The build environment: modules only, the installed toolchain, no cgo. The checksum
+    database does not answer for every module the proxy serves here; the versions are pinned
+    and the proxy is the trust anchor (as in build.py), unless OLM_PY_GOSUMDB names one."""
+    return {
+        **base,
+        "GOFLAGS": "-mod=mod -buildvcs=false",
+        "GOTOOLCHAIN": "local",
+        "GOSUMDB": base.get("OLM_PY_GOSUMDB", "off"),
+        "CGO_ENABLED": "0",
+    }
+
+
+def build_inputs(version: str = OLM_VERSION, api_version: str = API_VERSION) -> dict[str, str]:
+    """What the cache was built from; any change means a rebuild."""
+    return {
+        "module": OLM_MODULE,
+        "version": version,
+        "commands": ",".join(COMMANDS),
+        "api_module": API_MODULE,
+        "api_version": api_version,
+        "tags": BUILD_TAGS,
+        "ldflags": reference_ldflags(version),
+        "cgo": "0",
+    }
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cache_problems(root: Path, inputs: Mapping[str, str]) -> list[str]:
+    """Why the reference cache at `root` is not usable; an empty list means it is complete."""
+    manifest_path = root / MANIFEST
+    if not manifest_path.is_file():
+        return [f"{manifest_path} is missing (the build was never completed)"]
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        files = manifest["files"]
+        recorded = manifest["inputs"]
+        if not isinstance(files, dict) or not isinstance(recorded, dict):
+            raise TypeError("files or inputs is not a mapping")
+    except (ValueError, KeyError, TypeError) as exc:
+        return [f"{manifest_path} is unreadable ({exc})"]
+    if recorded != dict(inputs):
+        return [f"{root} was built from other inputs ({recorded}, want {dict(inputs)})"]
+    problems = [
+        f"{name} is not listed in {manifest_path}" for name in COMMANDS if name not in files
+    ]
+    if not any(relative.startswith(f"{CRDS_DIR}/") for relative in files):
+        problems.append(f"no CRDs are listed in {manifest_path}")
+    for relative, record in files.items():
+        path = root / relative
+        if not isinstance(record, dict):
+            problems.append(f"{manifest_path} has a bad entry for {relative}")
+        elif not path.is_file():
+            problems.append(f"{path} is missing")
+        elif path.stat().st_size != record.get("size"):
+            problems.append(f"{path} has the wrong size (corrupt or truncated)")
+        elif _sha256(path) != record.get("sha256"):
+            problems.append(f"{path} has the wrong checksum (corrupt)")
+    return problems
+
+
+def _write_manifest(root: Path, inputs: Mapping[str, str]) -> None:
+    relatives = [*COMMANDS, *(f"{CRDS_DIR}/{p.name}" for p in sorted((root / CRDS_DIR).glob("*")))]
+    files = {
+        relative: {"size": (root / relative).stat().st_size, "sha256": _sha256(root / relative)}
+        for relative in relatives
+    }
+    temporary = root / (MANIFEST + ".tmp")
+    temporary.write_text(json.dumps({"inputs": dict(inputs), "files": files}, indent=2))
+    temporary.replace(root / MANIFEST)
+
+
+def _find_go() -> str:
+    go = os.environ.get("OLM_PY_GO") or shutil.which("go")
+    if not go or not Path(go).exists():
+        raise BuildError(
+            f"The Go toolchain was not found on PATH. The reference OLM {OLM_VERSION} is built "
+            f"from the Go module proxy: install Go >= {MINIMUM_GO[0]}.{MINIMUM_GO[1]} (or set "
+            "OLM_PY_GO to the go binary), then retry."
+        )
+    try:
+        out = subprocess.run(
+            [go, "version"], capture_output=True, text=True, timeout=60, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise BuildError(f"`{go} version` failed ({exc}); check the Go installation.") from exc
+    found = _parse_go_version(out)
+    if found is None or found < MINIMUM_GO:
+        raise BuildError(
+            f"Go {MINIMUM_GO[0]}.{MINIMUM_GO[1]} or newer is needed to build the reference OLM, "
+            f"found: {out.strip()}. Install a newer Go, then retry."
+        )
+    return go
+
+
+def go_available() -> bool:
+    """Whether a usable Go toolchain is installed (tests skip the reference OLM without it)."""
+    try:
+        _find_go()
+    except BuildError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _build_lock(root: Path) -> Iterator[None]:
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with (root.parent / f"{root.name}.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class _Builder:
+    def __init__(self, root: Path, go: str, progress: Progress) -> None:
+        self.root = root
+        self.go = go
+        self.progress = progress
+        self.log_path = root / "build.log"
+        self.env = go_env(os.environ)
+        nice = shutil.which("nice")
+        # Two cores are shared by everyone: the long compile yields to interactive work.
+        self.prefix = [nice, "-n", "10"] if nice else []
+
+    def go_run(self, args: Sequence[str], cwd: Path, what: str) -> str:
+        with self.log_path.open("a") as log, self.progress.heartbeat(what):
+            log.write(f"$ go {' '.join(args)}\n")
+            log.flush()
+            result = subprocess.run(
+                [*self.prefix, self.go, *args],
+                cwd=cwd,
+                env=self.env,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
+            log.write(result.stdout)
+        if result.returncode != 0:
+            tail = self.log_path.read_text(errors="replace").splitlines()[-15:]
+            raise BuildError(
+                f"{what} failed (go exit {result.returncode}). Check access to the Go module "
+                f"proxy (GOPROXY) or the compiler errors in the log {self.log_path}. Last "
+                "lines:\n  " + "\n  ".join(tail) + "\nFix the cause, then run `make reference-olm`."
+            )
+        return result.stdout
+
+    def build(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.log_path.write_text("")
+        work = self.root / "src"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        (work / "go.mod").write_text(wrapper_go_mod())
+        self.go_run(go_get_args(), work, f"Resolving OLM {OLM_VERSION} in a wrapper module")
+        out = Path(tempfile.mkdtemp(prefix="bin-", dir=self.root))
+        try:
+            self.go_run(
+                go_build_args(out),
+                work,
+                f"Building the real OLM {OLM_VERSION} (olm, catalog) into {self.root} (about 7 "
+                "minutes cold on 2 busy cores; later runs reuse it)",
+            )
+            for name in COMMANDS:
+                built = out / name
+                if not built.is_file():
+                    raise BuildError(f"go build reported success but {built} is missing.")
+                built.replace(self.root / name)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+        self._copy_crds(work)
+
+    def _copy_crds(self, work: Path) -> None:
+        listed = json.loads(
+            self.go_run(["list", "-m", "-json", API_MODULE], work, "Locating OLM's API module")
+        )
+        if listed.get("Version") != API_VERSION:
+            raise BuildError(
+                f"OLM {OLM_VERSION} resolved {API_MODULE} {listed.get('Version')}, expected "
+                f"{API_VERSION}: update API_VERSION in olm/devcluster/reference.py together "
+                "with OLM_VERSION."
+            )
+        downloaded = json.loads(
+            self.go_run(
+                ["mod", "download", "-json", f"{API_MODULE}@{API_VERSION}"],
+                work,
+                f"Fetching OLM's CRDs ({API_MODULE} {API_VERSION})",
+            )
+        )
+        source = Path(str(downloaded.get("Dir", ""))) / CRDS_DIR
+        crds = sorted(source.glob("*.yaml"))
+        if not crds:
+            raise BuildError(f"No CRDs were found in {source} ({API_MODULE} {API_VERSION}).")
+        target = self.root / CRDS_DIR
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir()
+        for crd in crds:
+            (target / crd.name).write_bytes(crd.read_bytes())
+
+
+def ensure_reference_olm(progress: Progress = QUIET, *, build: bool = True) -> ReferenceOlmBinaries:
+    """The cached real OLM (`olm`, `catalog`, OLM's CRDs), building it first if needed."""
+    root = reference_dir()
+    inputs = build_inputs()
+    binaries = ReferenceOlmBinaries(root)
+    if not cache_problems(root, inputs):
+        progress.say(f"Using the cached reference OLM {OLM_VERSION} in {root}")
+        return binaries
+    with _build_lock(root):
+        # Another process may have finished the build while this one waited for the lock.
+        problems = cache_problems(root, inputs)
+        if not problems:
+            progress.say(f"Using the cached reference OLM {OLM_VERSION} in {root}")
+            return binaries
+        if not build:
+            raise BuildError(
+                f"The reference OLM cache at {root} is not usable: {'; '.join(problems)}. Run "
+                "`make reference-olm` to (re)build it."
+            )
+        if (root / MANIFEST).exists():
+            progress.say(
+                "The reference OLM cache is stale or corrupt, rebuilding: " + "; ".join(problems)
+            )
+            (root / MANIFEST).unlink()
+        _Builder(root, _find_go(), progress).build()
+        _write_manifest(root, inputs)
+        remaining = cache_problems(root, inputs)
+        if remaining:
+            raise BuildError(
+                "The reference OLM build finished but its cache is unusable: "
+                + "; ".join(remaining)
+            )
+    progress.say(f"The reference OLM {OLM_VERSION} is ready in {root}")
+    return binaries
+
+
+# ----- what runs, and how it is prepared (pure) ----------------------------------------------
+
+
+def reference_env(base: Mapping[str, str], kubeconfig: Path) -> dict[str, str]:
+    """The real OLM's environment: `CI` removed (it makes olm-operator panic), its namespace."""
+    env = {key: value for key, value in base.items() if key != "CI"}
+    env["KUBECONFIG"] = str(kubeconfig)
+    env["OPERATOR_NAMESPACE"] = OLM_NAMESPACE
+    return env
+
+
+def olm_operator_argv(binaries: ReferenceOlmBinaries) -> list[str]:
+    # No --kubeconfig flag: it reads $KUBECONFIG. An empty status name: no ClusterOperator.
+    return [str(binaries.olm), "--namespace", OLM_NAMESPACE, "--writeStatusName", ""]
+
+
+@dataclass(frozen=True)
+class Tls:
+    cert: Path
+    key: Path
+
+
+def catalog_operator_argv(binaries: ReferenceOlmBinaries, kubeconfig: Path, tls: Tls) -> list[str]:
+    # TLS moves its health port to :8443, away from olm-operator's :8080; with TLS on, a client
+    # CA is required ("certificate monitoring for client-ca failed" otherwise).
+    return [
+        str(binaries.catalog),
+        f"--kubeconfig={kubeconfig}",
+        "--namespace",
+        OLM_NAMESPACE,
+        "--writeStatusName",
+        "",
+        f"--configmapServerImage={CONFIGMAP_SERVER_IMAGE}",
+        f"--opmImage={OPM_IMAGE}",
+        "--util-image",
+        UTIL_IMAGE,
+        "--set-workload-user-id=true",
+        "--tls-cert",
+        str(tls.cert),
+        "--tls-key",
+        str(tls.key),
+        "--client-ca",
+        str(tls.cert),
+    ]
+
+
+def opm_serve_argv(opm: Path, catalog: Path, port: int, termination_log: Path) -> list[str]:
+    # The termination log lives outside the catalog folder: opm parses every file in there.
+    return [
+        str(opm),
+        "serve",
+        str(catalog),
+        "-p",
+        str(port),
+        "--pprof-addr=",
+        "-t",
+        str(termination_log),
+    ]
+
+
+def chart_objects() -> list[dict[str, Any]]:
+    """What OLM's chart creates besides the CRDs and OLM itself (packageserver is skipped: it
+    is an aggregated API that must be reachable as an in-cluster Service)."""
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OLM_NAMESPACE}},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATORS_NAMESPACE}},
+        {
+            "apiVersion": "operators.coreos.com/v1",
+            "kind": "OperatorGroup",
+            "metadata": {"name": GLOBAL_OPERATOR_GROUP, "namespace": OPERATORS_NAMESPACE},
+            "spec": {},
+        },
+    ]
+
+
+def samples_catalog_source(port: int) -> dict[str, Any]:
+    """The samples CatalogSource, as `olm run` registers it, pointing at `opm serve`."""
+    return {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "CatalogSource",
+        "metadata": {"name": SAMPLES_SOURCE, "namespace": OLM_NAMESPACE},
+        "spec": {
+            "sourceType": "grpc",
+            "address": f"{LOOPBACK}:{port}",
+            "displayName": SAMPLES_DISPLAY_NAME,
+            "publisher": SAMPLES_PUBLISHER,
+        },
+    }
+
+
+def port_in_use(port: int) -> bool:
+    """Whether something listens on `port` on any interface (OLM binds `:port`)."""
+    for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+        try:
+            probe = socket.socket(family, socket.SOCK_STREAM)
+        except OSError:
+            continue
+        with probe:
+            # As Go's listeners do: a port in TIME_WAIT is free, a listening one is not.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((address, port))
+            except OSError:
+                return True
+    return False
+
+
+def busy_ports_message(busy: Sequence[int]) -> str:
+    ports = " and ".join(f":{port}" for port in busy)
+    return (
+        f"Port {ports} (all interfaces) is already in use. The real OLM binds its health ports "
+        f":{OLM_HEALTH_PORT} (olm-operator) and :{CATALOG_HEALTH_PORT} (catalog-operator), "
+        "fixed in OLM, so only one reference cluster can run at a time. Stop the other one "
+        "(`olm dev --state-dir DIR down`) or whatever listens there (`ss -ltnp`), then retry."
+    )
+
+
+def make_tls(directory: Path) -> Tls:
+    """A self-signed serving pair for the catalog-operator's health port (also its client CA)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    directory.mkdir(parents=True, exist_ok=True)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "olm-reference-catalog")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=365))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address(LOOPBACK)), x509.DNSName("localhost")]
+            ),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    tls = Tls(directory / "tls.crt", directory / "tls.key")
+    tls.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    tls.key.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    tls.key.chmod(0o600)
+    return tls
+
+
+# ----- health ---------------------------------------------------------------------------------
+
+
+def _healthz(url: str, context: ssl.SSLContext | None, timeout: float) -> tuple[bool, str]:
+    try:
+        with urllib.request.urlopen(url, context=context, timeout=timeout) as response:
+            return response.status == 200, f"{url}: {response.status}"
+    except urllib.error.HTTPError as exc:
+        return False, f"{url}: {exc.code}"
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return False, f"{url}: {exc}"
+
+
+def olm_operator_healthy(timeout: float = 1.0) -> tuple[bool, str]:
+    return _healthz(f"http://{LOOPBACK}:{OLM_HEALTH_PORT}/healthz", None, timeout)
+
+
+def catalog_operator_healthy(timeout: float = 1.0) -> tuple[bool, str]:
+    # Its own self-signed certificate, probed on the loopback address only.
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return _healthz(f"https://{LOOPBACK}:{CATALOG_HEALTH_PORT}/healthz", context, timeout)
+
+
+def samples_server_healthy(port: int) -> tuple[bool, str]:
+    listening = is_listening(port)
+    return (
+        listening,
+        f"opm serve {'listens' if listening else 'does not listen'} on {LOOPBACK}:{port}",
+    )
+
+
+def health_checks(info: Mapping[str, Any]) -> dict[str, Callable[[], tuple[bool, str]]]:
+    """The health probe of each reference component, for `olm dev status`."""
+    checks: dict[str, Callable[[], tuple[bool, str]]] = {
+        OLM_OPERATOR: olm_operator_healthy,
+        CATALOG_OPERATOR: catalog_operator_healthy,
+    }
+    port = info.get("samples_port")
+    if isinstance(port, int):
+        checks[SAMPLES_SERVER] = lambda: samples_server_healthy(port)
+    return checks
+
+
+def main() -> int:
+    """`python -m olm.devcluster.reference` (`make reference-olm`): build or reuse the cache."""
+    try:
+        binaries = ensure_reference_olm(Progress())
+    except BuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(binaries.root)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

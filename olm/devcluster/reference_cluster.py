@@ -1,0 +1,273 @@
+"""`olm dev up --reference-olm`: a local cluster prepared as OLM's chart does, running the
+real OLM v0.38.0 (built by `reference.ensure_reference_olm`) instead of olm-py.
+
+Invariants (see also reference.py):
+- Nothing starts before the fixed health ports (:8080, :8443) are known to be free, unless
+  they are held by this cluster's own running reference components.
+- Idempotent: on a healthy reference cluster `up` only restarts what has stopped.
+- A cluster started for olm-py is never turned into a reference cluster.
+- A failed start stops everything of the cluster and keeps its logs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from olm.data import SAMPLES_CATALOG
+from olm.devcluster.build import Binaries, ensure_binaries
+from olm.devcluster.cluster import ClusterError, DevCluster
+from olm.devcluster.ports import LOOPBACK, free_ports
+from olm.devcluster.process import ProcessRecord, is_running, log_tail
+from olm.devcluster.progress import Progress
+from olm.devcluster.reference import (
+    API_MODULE,
+    API_VERSION,
+    CATALOG_OPERATOR,
+    GLOBAL_OPERATOR_GROUP,
+    HEALTH_PORTS,
+    OLM_NAMESPACE,
+    OLM_OPERATOR,
+    OLM_VERSION,
+    OPERATORS_NAMESPACE,
+    PROCESSES,
+    SAMPLES_SERVER,
+    SAMPLES_SOURCE,
+    ReferenceOlmBinaries,
+    Tls,
+    busy_ports_message,
+    catalog_operator_argv,
+    catalog_operator_healthy,
+    chart_objects,
+    ensure_reference_olm,
+    make_tls,
+    olm_operator_argv,
+    olm_operator_healthy,
+    opm_serve_argv,
+    port_in_use,
+    reference_env,
+    samples_catalog_source,
+    samples_server_healthy,
+)
+
+START_TIMEOUT = 240.0
+
+
+def _wait(
+    check: Callable[[], tuple[bool, str]],
+    timeout: float,
+    alive: Callable[[], bool],
+    interval: float = 0.5,
+) -> tuple[bool, str]:
+    deadline = time.monotonic() + timeout
+    last = ""
+    while True:
+        ok, last = check()
+        if ok or not alive() or time.monotonic() >= deadline:
+            return ok, last
+        time.sleep(interval)
+
+
+class _Starter:
+    """Prepares a running cluster and starts (or restarts) the reference components."""
+
+    def __init__(
+        self,
+        cluster: DevCluster,
+        olm: ReferenceOlmBinaries,
+        base: Binaries,
+        progress: Progress,
+        timeout: float,
+    ) -> None:
+        self.cluster = cluster
+        self.olm = olm
+        self.base = base
+        self.progress = progress
+        self.deadline = time.monotonic() + timeout
+        self.dir = cluster.state_dir / "reference-olm"
+
+    def remaining(self) -> float:
+        return max(1.0, self.deadline - time.monotonic())
+
+    def running(self) -> set[str]:
+        return {r.name for r in self.cluster.processes() if is_running(r)}
+
+    def record(self, name: str) -> ProcessRecord:
+        return next(r for r in self.cluster.processes() if r.name == name)
+
+    def start(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        info = dict(self.cluster.reference_olm() or {})
+        info.update(
+            {"version": OLM_VERSION, "root": str(self.olm.root), "processes": list(PROCESSES)}
+        )
+        self.cluster.record_reference_olm(info)
+        self.prepare()
+        port = self.serve_samples(info)
+        self.start_operators()
+        self.await_catalog(port)
+
+    def prepare(self) -> None:
+        self.progress.say(f"Applying OLM's CRDs ({API_MODULE} {API_VERSION}) server-side")
+        self.cluster.kubectl("apply", "--server-side", "-f", str(self.olm.crds), timeout=120)
+        self.cluster.kubectl(
+            "wait",
+            "--for=condition=Established",
+            "-f",
+            str(self.olm.crds),
+            f"--timeout={int(self.remaining())}s",
+            timeout=self.remaining() + 10,
+        )
+        self.progress.say(
+            f"Creating namespaces {OLM_NAMESPACE} and {OPERATORS_NAMESPACE} and OperatorGroup "
+            f"{OPERATORS_NAMESPACE}/{GLOBAL_OPERATOR_GROUP}, as OLM's chart does"
+        )
+        items = chart_objects()
+        self.cluster.kubectl(
+            "apply",
+            "--server-side",
+            "-f",
+            "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}),
+        )
+
+    def serve_samples(self, info: dict[str, Any]) -> int:
+        previous = info.get("samples_port")
+        if SAMPLES_SERVER in self.running() and isinstance(previous, int):
+            port = previous
+        else:
+            port = (
+                previous
+                if isinstance(previous, int) and not port_in_use(previous)
+                else free_ports(1)[0]
+            )
+            argv = opm_serve_argv(
+                self.base.path("opm"), SAMPLES_CATALOG, port, self.dir / "opm-termination.log"
+            )
+            self.progress.say(f"Serving the samples catalog with opm on {LOOPBACK}:{port}")
+            self.cluster.start_process(SAMPLES_SERVER, argv)
+            info["samples_port"] = port
+            self.cluster.record_reference_olm(info)
+            self.await_process(SAMPLES_SERVER, lambda: samples_server_healthy(port))
+        source = samples_catalog_source(port)
+        self.cluster.kubectl("apply", "--server-side", "-f", "-", stdin=json.dumps(source))
+        return port
+
+    def start_operators(self) -> None:
+        kubeconfig = self.cluster.kubeconfig_path
+        env = reference_env({**os.environ, **self.cluster.env()}, kubeconfig)
+        tls_dir = self.dir / "tls"
+        tls = Tls(tls_dir / "tls.crt", tls_dir / "tls.key")
+        if not (tls.cert.is_file() and tls.key.is_file()):
+            tls = make_tls(tls_dir)
+        argvs = {
+            CATALOG_OPERATOR: catalog_operator_argv(self.olm, kubeconfig, tls),
+            OLM_OPERATOR: olm_operator_argv(self.olm),
+        }
+        checks = {OLM_OPERATOR: olm_operator_healthy, CATALOG_OPERATOR: catalog_operator_healthy}
+        started = []
+        for name in (CATALOG_OPERATOR, OLM_OPERATOR):
+            if name in self.running():
+                continue
+            self.progress.say(f"Starting the real {name} (OLM {OLM_VERSION})")
+            self.cluster.start_process(name, argvs[name], env=env)
+            started.append(name)
+        for name in started:
+            self.await_process(name, checks[name])
+
+    def await_process(self, name: str, check: Callable[[], tuple[bool, str]]) -> None:
+        record = self.record(name)
+        ok, detail = _wait(check, self.remaining(), lambda: is_running(record), interval=0.2)
+        if ok:
+            self.progress.say(f"{name} is healthy")
+            return
+        log = self.cluster.state_dir / "logs" / f"{name}.log"
+        what = (
+            "exited during start"
+            if not is_running(record)
+            else f"did not become healthy in time ({detail})"
+        )
+        tail = log_tail(log)
+        hint = ""
+        if "address already in use" in tail:
+            hint = " " + busy_ports_message([HEALTH_PORTS.get(name, 0)])
+        raise ClusterError(f"{name} {what}.{hint} Its log is {log}; last lines:\n{tail}")
+
+    def await_catalog(self, port: int) -> None:
+        def ready() -> tuple[bool, str]:
+            try:
+                state = self.cluster.kubectl(
+                    "get",
+                    "catalogsource",
+                    SAMPLES_SOURCE,
+                    "-n",
+                    OLM_NAMESPACE,
+                    "-o",
+                    "jsonpath={.status.connectionState.lastObservedState}",
+                )
+            except ClusterError as exc:
+                return False, str(exc)
+            return state.strip() == "READY", state.strip() or "no connection state yet"
+
+        self.progress.say(f"Waiting for CatalogSource {OLM_NAMESPACE}/{SAMPLES_SOURCE} to be READY")
+        catalog = self.record(CATALOG_OPERATOR)
+        ok, detail = _wait(ready, self.remaining(), lambda: is_running(catalog))
+        if not ok:
+            log = self.cluster.state_dir / "logs" / f"{CATALOG_OPERATOR}.log"
+            raise ClusterError(
+                f"CatalogSource {OLM_NAMESPACE}/{SAMPLES_SOURCE} ({LOOPBACK}:{port}) did not "
+                f"become READY for the real catalog-operator (last state: {detail}). Its log "
+                f"is {log}; last lines:\n{log_tail(log)}"
+            )
+        self.progress.say(f"CatalogSource {OLM_NAMESPACE}/{SAMPLES_SOURCE} is READY")
+
+
+def up_reference(
+    cluster: DevCluster,
+    *,
+    nodes: int = 2,
+    api_port: int | None = None,
+    timeout: float = START_TIMEOUT,
+) -> bool:
+    """`olm dev up --reference-olm`: a local cluster prepared as OLM's chart does, running the
+    real OLM. Idempotent: on a healthy reference cluster it only restarts what has stopped.
+    Returns False when the cluster was already up."""
+    progress = cluster.progress
+    olm = ensure_reference_olm(progress)
+    base = ensure_binaries(progress=progress)
+    already_up = cluster.is_up()
+    if already_up and cluster.reference_olm() is None:
+        raise ClusterError(
+            f"The local cluster in {cluster.state_dir} was started without --reference-olm "
+            "(for olm-py). The real OLM and olm-py must never watch the same API server: stop "
+            "it first (`olm dev down`) or give another --state-dir."
+        )
+    ours = {r.name for r in cluster.processes() if is_running(r)} if already_up else set()
+    busy = [port for name, port in HEALTH_PORTS.items() if name not in ours and port_in_use(port)]
+    if busy:
+        raise ClusterError(busy_ports_message(busy))
+    if already_up:
+        progress.say(f"The local cluster is already up (state in {cluster.state_dir})")
+    else:
+        cluster.binaries = base
+        cluster.up(nodes=nodes, api_port=api_port)
+    try:
+        _Starter(cluster, olm, base, progress, timeout).start()
+    except BaseException as exc:
+        cluster.abandon()
+        if not isinstance(exc, Exception):
+            raise
+        what = (
+            str(exc)
+            if isinstance(exc, ClusterError)
+            else f"Starting the reference OLM failed: {exc}"
+        )
+        raise ClusterError(
+            f"{what}\nEverything of the cluster has been stopped; the logs are kept in "
+            f"{cluster.state_dir / 'logs'}."
+        ) from exc
+    progress.say(f"The real OLM {OLM_VERSION} is running on the local cluster")
+    return not already_up
