@@ -50,21 +50,32 @@ def build() -> Catalog:
         description="The sample memcached operator of the getting-started guide: one Deployment per Memcached.",
     )
     crd = _read(SAMPLES / "memcached-operator" / "crd.yaml")
-    for version in ("0.0.1", "0.0.2"):
+    # 0.1.0 adds the v1beta1 API, served through its conversion webhook.
+    crd_v1beta1 = _read(SAMPLES / "memcached-operator" / "crd-v1beta1.yaml")
+    for version in ("0.0.1", "0.0.2", "0.0.3", "0.1.0"):
         bundle = _bundle(
             memcached.name,
             SAMPLES / "memcached-operator" / f"memcached-operator.v{version}.csv.yaml",
-            [crd],
+            [crd_v1beta1 if version == "0.1.0" else crd],
             [],
         )
         memcached.bundles[bundle.name] = bundle
+    v1, v2, v3, v4 = (f"memcached-operator.v{v}" for v in ("0.0.1", "0.0.2", "0.0.3", "0.1.0"))
+    # alpha: the getting-started story (0.0.1 -> 0.0.2). webhooks: 0.0.3 adds a validating
+    # webhook and installs in any group. beta: 0.1.0 adds the v1beta1 API and its conversion
+    # webhook, which OLM allows only for a CSV that supports AllNamespaces alone, so it has a
+    # channel of its own: an OwnNamespace subscription to `webhooks` never upgrades into it.
+    # (docs/webhooks.md, "The sample")
     memcached.channels["alpha"] = Channel(
-        "alpha",
+        "alpha", memcached.name, [Entry(v1), Entry(v2, replaces=v1)]
+    )
+    memcached.channels["webhooks"] = Channel(
+        "webhooks",
         memcached.name,
-        [
-            Entry("memcached-operator.v0.0.1"),
-            Entry("memcached-operator.v0.0.2", replaces="memcached-operator.v0.0.1"),
-        ],
+        [Entry(v1), Entry(v2, replaces=v1), Entry(v3, replaces=v2)],
+    )
+    memcached.channels["beta"] = Channel(
+        "beta", memcached.name, [Entry(v3), Entry(v4, replaces=v3)]
     )
     dashboard = Package(
         "memcached-dashboard",

@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime
 import logging
 import urllib.parse
@@ -313,6 +314,11 @@ class CsvController:
         try:
             for obj in plan.resources:
                 current = obj
+                if obj["kind"] == "CustomResourceDefinition" and list(obj["spec"]) == [
+                    "conversion"
+                ]:
+                    self._write_conversion(writer, obj)
+                    continue
                 applied = writer.apply(obj)
                 if obj["kind"] == "CustomResourceDefinition":
                     self.store.upsert("crd", applied)  # write through, as for Deployments
@@ -355,6 +361,21 @@ class CsvController:
                 }
             )
             self.store.upsert("operatorgroup", applied)
+
+    def _write_conversion(self, writer: KubeGateway, body: dict[str, Any]) -> None:
+        """`spec.conversion` of a CRD, by merge patch: the InstallPlan applied the rest of the
+        CRD under the same field manager, so an apply of this part alone would take the rest
+        away (the API server then refuses a CRD with no group, names or versions)."""
+        name = body["metadata"]["name"]
+        conversion = body["spec"]["conversion"]
+        writer.patch(
+            body["apiVersion"], body["kind"], None, name, {"spec": {"conversion": conversion}}
+        )
+        cached = self.store.get("crd", "", name)
+        if cached is not None:  # write through, as for Deployments
+            updated = copy.deepcopy(cached)
+            updated.setdefault("spec", {})["conversion"] = conversion
+            self.store.upsert("crd", updated)
 
     def _writer(self, namespace: str) -> KubeGateway:
         """Scoped installs (OLM): the group's ServiceAccount writes the operator's Deployments."""

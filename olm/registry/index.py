@@ -278,5 +278,5 @@ class RegistryIndex:
                     self._find(entry["packageName"], entry["channelName"], entry["bundleName"])
                 )
         raise LookupFailed(
-            f"no default bundle found that provides group:{_q(group)} version:{_q(version)} kind:{_q(kind)}"
+            f"no entry found that provides group:{_q(group)} version:{_q(version)} kind:{_q(kind)}"
         )

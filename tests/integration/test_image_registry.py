@@ -219,6 +219,8 @@ def test_the_olm_commands_push_images_opm_renders(
     assert {b["name"] for b in rendered[catalog_ref] if b["schema"] == "olm.bundle"} == {
         "memcached-operator.v0.0.1",
         "memcached-operator.v0.0.2",
+        "memcached-operator.v0.0.3",
+        "memcached-operator.v0.1.0",
         "memcached-dashboard.v0.1.0",
     }
     (bundle,) = rendered[bundle_ref]
@@ -398,12 +400,15 @@ def bundle_dir(root: Path, version: str) -> Path:
 
 
 def catalog_by_image(images: dict[str, str]) -> bytes:
-    """The samples catalog with the memcached bundles by image only (no inline objects)."""
+    """The samples catalog with the memcached bundles named in `images` by image only (no
+    inline objects); the others (the webhook samples) stay inline."""
     from olm.catalog.render import to_yaml
     from olm.catalog.samples import build
 
     catalog = build()
     for bundle in catalog.packages["memcached-operator"].bundles.values():
+        if bundle.name not in images:
+            continue
         bundle.image = images[bundle.name]
         bundle.properties = [p for p in bundle.properties if p["type"] != "olm.bundle.object"]
     return to_yaml(catalog).encode()

@@ -68,18 +68,36 @@ def test_the_samples_are_published_as_bundle_images_and_a_catalog_naming_them(
     catalog = build()
     images = dict(registry.sample_images("127.0.0.1:5000", catalog))
     bundles = {
-        "127.0.0.1:5000/olm-py/memcached-operator-bundle:v0.0.1": ("memcached-operator", 2),
-        "127.0.0.1:5000/olm-py/memcached-operator-bundle:v0.0.2": ("memcached-operator", 2),
-        "127.0.0.1:5000/olm-py/memcached-dashboard-bundle:v0.1.0": ("memcached-dashboard", 1),
+        "127.0.0.1:5000/olm-py/memcached-operator-bundle:v0.0.1": (
+            "memcached-operator",
+            2,
+            "alpha,webhooks",
+        ),
+        "127.0.0.1:5000/olm-py/memcached-operator-bundle:v0.0.2": (
+            "memcached-operator",
+            2,
+            "alpha,webhooks",
+        ),
+        "127.0.0.1:5000/olm-py/memcached-operator-bundle:v0.0.3": (
+            "memcached-operator",
+            2,
+            "beta,webhooks",
+        ),
+        "127.0.0.1:5000/olm-py/memcached-operator-bundle:v0.1.0": ("memcached-operator", 2, "beta"),
+        "127.0.0.1:5000/olm-py/memcached-dashboard-bundle:v0.1.0": (
+            "memcached-dashboard",
+            1,
+            "alpha",
+        ),
     }
     catalog_ref = "127.0.0.1:5000/olm-py/samples-catalog:latest"
     assert sorted(images) == sorted([*bundles, catalog_ref])
-    for reference, (package, objects) in bundles.items():
+    for reference, (package, objects, channels) in bundles.items():
         labels = _labels(images[reference])
         prefix = "operators.operatorframework.io.bundle."
         assert labels[f"{prefix}mediatype.v1"] == "registry+v1"
         assert labels[f"{prefix}package.v1"] == package
-        assert labels[f"{prefix}channels.v1"] == "alpha"
+        assert labels[f"{prefix}channels.v1"] == channels
         files = _layer_files(images[reference])
         manifests = [name for name in files if name.startswith("manifests/")]
         assert len(manifests) == objects

@@ -5,6 +5,10 @@ replicas, and writes `status.nodes` (its pod names) and `status.reconciledBy` (t
 of the operator that last reconciled it). It writes the Deployment with server-side apply
 under one field manager, so a newer operator version that wants the same Deployment changes
 nothing: operands survive upgrades untouched.
+
+From 0.0.3 it also serves a validating webhook (a size above its limit is refused) and a
+conversion webhook between the API's v1alpha1 and v1beta1 (`webhooks.py`, `server.py`); the
+port and limit come from `WEBHOOK_PORT` (9443) and `MEMCACHED_SIZE_LIMIT` (10).
 """
 
 from __future__ import annotations
@@ -15,12 +19,15 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import kopf
 
 from olm.kube.client import api_client
 from olm.kube.gateway import Gateway, GatewayError, NotFound, register_resource
+from olm.samples.memcached.server import DEFAULT_PORT, serve_in_background
+from olm.samples.memcached.webhooks import DEFAULT_SIZE_LIMIT, serves_webhooks
 
 GROUP, VERSION, PLURAL = "cache.example.com", "v1alpha1", "memcacheds"
 FIELD_MANAGER = "memcached-operator"
@@ -100,6 +107,13 @@ class MemcachedReconciler:
                 )
 
 
+def watched_namespaces(environ: Mapping[str, str]) -> list[str]:
+    """OLM's targetNamespaces (via WATCH_NAMESPACE; empty in an all-namespaces group, where the
+    operator watches every namespace: []), else the operator's own namespace."""
+    watch = environ.get("WATCH_NAMESPACE", environ.get("POD_NAMESPACE", ""))
+    return [n for n in watch.split(",") if n]
+
+
 def register(registry: kopf.OperatorRegistry, reconciler: MemcachedReconciler) -> None:
     @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
     def memcached_changed(**kwargs: Any) -> None:
@@ -130,9 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("kopf").setLevel(logging.WARNING)
-    # OLM's targetNamespaces (via WATCH_NAMESPACE), else the operator's own namespace.
-    watch = os.environ.get("WATCH_NAMESPACE") or os.environ.get("POD_NAMESPACE", "")
-    namespaces = [n for n in watch.split(",") if n]
+    namespaces = watched_namespaces(os.environ)
     reconciler = MemcachedReconciler(
         Gateway(api_client(), field_manager=FIELD_MANAGER), args.version
     )
@@ -144,21 +156,32 @@ def main(argv: list[str] | None = None) -> int:
     # With only its namespaced RBAC, the operator may not list CRDs or namespaces: it
     # watches exactly the resources and namespaces it is given.
     settings.scanning.disabled = True
+    stop = threading.Event()
+    if serves_webhooks(args.version):
+        serve_in_background(
+            os.environ,
+            int(os.environ.get("WEBHOOK_PORT") or DEFAULT_PORT),
+            int(os.environ.get("MEMCACHED_SIZE_LIMIT") or DEFAULT_SIZE_LIMIT),
+            stop,
+        )
     log.info(
         "memcached-operator %s starting, watching %s (operator condition %s)",
         args.version,
         ",".join(namespaces) or "all namespaces",
         os.environ.get("OPERATOR_CONDITION_NAME", "-"),
     )
-    asyncio.run(
-        kopf.operator(
-            registry=registry,
-            settings=settings,
-            standalone=True,
-            clusterwide=not namespaces,
-            namespaces=namespaces,
+    try:
+        asyncio.run(
+            kopf.operator(
+                registry=registry,
+                settings=settings,
+                standalone=True,
+                clusterwide=not namespaces,
+                namespaces=namespaces,
+            )
         )
-    )
+    finally:
+        stop.set()
     return 0
 
 
