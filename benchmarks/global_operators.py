@@ -1,7 +1,8 @@
 """Benchmark: global operators at scale. 1,000 namespaces and 5 AllNamespaces operators in
 `operators` (the global OperatorGroup): the memory of `olm run` and the time until every
 namespace holds a copy of every CSV, with copied CSVs on, and with OLMConfig's
-`disableCopiedCSVs` (issue 10: goals 300 MB and 150 MB; OLM v0 needs gigabytes there).
+`disableCopiedCSVs` (issue 10: goals 300 MB and 150 MB; the real OLM, with one operator,
+is measured beside olm-py by benchmarks/reference_olm.py).
 
 Round "off" runs first (OLMConfig disables copies, `olm run` starts, the 5 CSVs install),
 then `olm run` is stopped, copies are enabled and a fresh `olm run` starts: the clock runs

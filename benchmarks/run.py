@@ -18,6 +18,7 @@ from benchmarks import (
     image_catalog,
     olm_install,
     olm_operator,
+    reference_olm,
     resolution,
 )
 
@@ -48,6 +49,7 @@ BENCHMARKS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "global_operators": global_operators.run,
     "olm_install": olm_install.run,
     "image_catalog": image_catalog.run,
+    "reference_olm": reference_olm.run,
 }
 
 
