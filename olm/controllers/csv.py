@@ -36,6 +36,8 @@ from olm.csv.phase import (
 from olm.csv.rbac import RbacSnapshot
 from olm.csv.requirements import RequirementInputs
 from olm.groups.serviceaccount import attenuated_user
+from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
+from olm.install.apiservices import names as apiservice_names
 from olm.install.certs import CertSettings
 from olm.install.deployments import refusal_message
 from olm.install.strategy import InvalidStrategy, parse_strategy
@@ -46,7 +48,7 @@ from olm.install.webhooks import (
     WebhookWorld,
     cert_deployments,
     conversion_cleanup,
-    has_webhooks,
+    has_cert_resources,
     owned_by,
     secret_names,
     service_name,
@@ -75,6 +77,7 @@ for _api, _kind, _plural, _namespaced in (
     ("v1", "Service", "services", True),
     (ADMISSION_API, "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", False),
     (ADMISSION_API, "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False),
+    (API_REGISTRATION, APISERVICE_KIND, "apiservices", False),
 ):
     register_resource(_api, _kind, _plural, _namespaced)
 
@@ -133,7 +136,7 @@ class CsvController:
             subscription_config=(subscription.get("spec") or {}).get("config")
             if subscription
             else None,
-            webhooks=self._webhook_world(csv) if has_webhooks(csv) else None,
+            webhooks=self._webhook_world(csv) if has_cert_resources(csv) else None,
             api_check=self._api_check(csv, groups),
         )
 
@@ -172,7 +175,13 @@ class CsvController:
             for item in self.gateway.list_path(f"/apis/{ADMISSION_API}/{plural}?{selector}"):
                 if owned_by(item, csv):  # the selector narrows the list; the full check is here
                     configs.append({**item, "apiVersion": ADMISSION_API, "kind": kind})
-        return WebhookWorld(secrets, configs, CertSettings.from_env())
+        apiservices: dict[str, dict[str, Any] | None] = {}
+        for name in apiservice_names(csv):
+            try:
+                apiservices[name] = self.gateway.get(API_REGISTRATION, APISERVICE_KIND, None, name)
+            except NotFound:
+                apiservices[name] = None
+        return WebhookWorld(secrets, configs, CertSettings.from_env(), apiservices)
 
     def _subscription(self, csv: dict[str, Any]) -> dict[str, Any] | None:
         """The Subscription whose status.installedCSV (as OLM) or currentCSV names the CSV."""
@@ -437,7 +446,7 @@ class CsvController:
                     self.gateway.delete(
                         "rbac.authorization.k8s.io/v1", kind, None, obj["metadata"]["name"]
                     )
-        if has_webhooks(csv):
+        if has_cert_resources(csv):
             self._cleanup_webhooks(csv, owned)
         # A JSON patch, not server-side apply: the API server refuses apply requests in a
         # terminating namespace, and the namespace cannot finish until this finalizer is gone.
@@ -471,6 +480,10 @@ class CsvController:
         for kind in CONFIG_KINDS.values():
             for name in self.gateway.list_names(ADMISSION_API, kind, None, selector):
                 self.gateway.delete(ADMISSION_API, kind, None, name)
+        # Owned APIServices too (a replacement has relabelled them as its own by now).
+        for name in self.gateway.list_names(API_REGISTRATION, APISERVICE_KIND, None, selector):
+            with contextlib.suppress(NotFound):
+                self.gateway.delete(API_REGISTRATION, APISERVICE_KIND, None, name)
         for deployment in cert_deployments(csv):
             name = f"{service_name(deployment)}-auth-reader"
             try:

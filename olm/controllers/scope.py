@@ -22,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import threading
@@ -41,6 +42,8 @@ from olm.controllers.events import record_event
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.csv.rbac import RbacSnapshot
+from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
+from olm.install.apiservices import names as apiservice_names
 from olm.installplan.decide import ATTENUATED_REF
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
@@ -246,6 +249,13 @@ class ScopeState:
                 found = self.store.get("crd", "", str((entry or {}).get("name") or ""))
                 if found is not None:
                     crds[_name(found)] = found
+        api_services = {}
+        if only is None and (csv.get("status") or {}).get("phase") == CsvPhase.SUCCEEDED:
+            for name in apiservice_names(dict(csv)):  # few CSVs own any: read live, not watched
+                with contextlib.suppress(NotFound):
+                    api_services[name] = self.gateway.get(
+                        API_REGISTRATION, APISERVICE_KIND, None, name
+                    )
         return ScopeSnapshot(
             csv=csv,
             group=group,
@@ -260,6 +270,7 @@ class ScopeState:
             rbac=rbac,
             existing=tuple(existing),
             crds=crds,
+            api_services=api_services,
             only_namespace=only,
         )
 

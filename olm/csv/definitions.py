@@ -1,9 +1,8 @@
 """Validation of a CSV's webhook and APIService definitions (OLM v0 §2.2, Pending rows).
 
 Invariant: returns the first problem as (reason, message) naming the field and the fix, or
-None. Webhooks are installed (olm.install.webhooks); owned APIServices cannot be installed
-yet, so a valid one is reported as unsupported by the phase machine, an invalid one gets
-OLM's reason first.
+None. Webhooks (olm.install.webhooks) and owned APIServices (olm.install.apiservices) are
+installed; an owned APIService needs a group, a version and a deploymentName of the strategy.
 
 Beyond OLM's own checks (repeated names, forbidden rules, conversion webhooks only for
 AllNamespaces-only CSVs, on CRDs the CSV owns), olm-py refuses definitions the API server
@@ -118,9 +117,26 @@ def definition_problem(
             return CsvReason.INVALID_WEBHOOK_DESCRIPTION, problem
     for index, service in enumerate((spec.get("apiservicedefinitions") or {}).get("owned") or []):
         path = f"spec.apiservicedefinitions.owned[{index}]"
+        if not isinstance(service, dict):
+            return (
+                CsvReason.API_SERVICE_INSTALL_FAILED,
+                f"{path} must be an object, got {type(service).__name__}",
+            )
         if service.get("deploymentName") not in deployment_names:
             return (
                 CsvReason.API_SERVICE_INSTALL_FAILED,
                 f"{path}.deploymentName {service.get('deploymentName')!r} names no deployment of spec.install: set it to the name of one of spec.install.spec.deployments",
+            )
+        for key, example in (("group", "echo.example.com"), ("version", "v1alpha1")):
+            if not service.get(key) or not isinstance(service.get(key), str):
+                return (
+                    CsvReason.API_SERVICE_INSTALL_FAILED,
+                    f"{path}.{key} is missing: the APIService is named <version>.<group>; set it (e.g. {example})",
+                )
+        port = service.get("containerPort")
+        if port is not None and (not isinstance(port, int) or not 0 < port < 65536):
+            return (
+                CsvReason.API_SERVICE_INSTALL_FAILED,
+                f"{path}.containerPort {port!r} is not a port number: set 1-65535, or leave it out for 443",
             )
     return None

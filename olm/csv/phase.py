@@ -27,6 +27,7 @@ from olm.csv.replacement import (
 from olm.csv.requirements import RequirementInputs, check_requirements, unmet_summary
 from olm.csv.status import parse_timestamp, same_phase, set_phase, timestamp
 from olm.groups.targets import csv_annotations, install_mode_problem
+from olm.install.apiservices import adoption_problem, render_all, resource_issue, unavailable
 from olm.install.certs import ServingMaterial
 from olm.install.deployments import Health, check_health, render_deployment, spec_hash
 from olm.install.overrides import apply_config, config_problem
@@ -37,7 +38,7 @@ from olm.install.webhooks import (
     conversion_patches,
     conversion_problem,
     current_materials,
-    has_webhooks,
+    has_cert_resources,
     missing,
     next_rotation,
     plan_install,
@@ -281,17 +282,6 @@ def _not_upgradeable(condition: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _unsupported_feature(csv: dict[str, Any]) -> tuple[CsvReason, str] | None:
-    spec = csv.get("spec") or {}
-    if (spec.get("apiservicedefinitions") or {}).get("owned"):
-        return (
-            CsvReason.API_SERVICE_INSTALL_FAILED,
-            "spec.apiservicedefinitions.owned is not supported by olm-py yet: APIServices cannot be "
-            "installed. Remove it or install this operator with OLM v0.",
-        )
-    return None
-
-
 def _deployment_conflict(world: World, strategy: Strategy) -> str | None:
     return deployment_owner_problem(
         world.csv, world.csvs, [d.name for d in strategy.deployments], world.deployments
@@ -317,7 +307,7 @@ def desired_deployments(
 
 def _materials(world: World) -> tuple[dict[str, ServingMaterial], str | None]:
     """The webhook certificates the Deployments run with now (none for a CSV without webhooks)."""
-    if world.webhooks is None or not has_webhooks(world.csv):
+    if world.webhooks is None or not has_cert_resources(world.csv):
         return {}, None
     return current_materials(world.csv, world.webhooks)
 
@@ -330,7 +320,7 @@ def _install(world: World, strategy: Strategy) -> Plan:
     plan = Plan()
     extra: dict[str, Any] = {}
     materials: dict[str, ServingMaterial] = {}
-    if world.webhooks is not None and has_webhooks(world.csv):
+    if world.webhooks is not None and has_cert_resources(world.csv):
         try:
             problem = conversion_problem(world.csv, world.requirements.crds)
             if problem:
@@ -345,7 +335,7 @@ def _install(world: World, strategy: Strategy) -> Plan:
         except WebhookProblem as exc:
             return install_failed(world, f"install strategy failed: {exc}")
         materials = install.materials
-        plan.resources = install.objects
+        plan.resources = install.objects + render_all(world.csv, materials)
         plan.delete_resources = _stale(world)
         if install.rotated:
             rotate_at = next_rotation(materials)
@@ -364,6 +354,18 @@ def _install(world: World, strategy: Strategy) -> Plan:
         plan,
         **extra,
     )
+
+
+def _apiservice_conflict(world: World) -> str | None:
+    if world.webhooks is None:
+        return None
+    return adoption_problem(world.csv, world.webhooks.apiservices, world.csvs)
+
+
+def _apiservice_issue(world: World, materials: dict[str, ServingMaterial]) -> str | None:
+    if world.webhooks is None:
+        return None
+    return resource_issue(world.csv, world.webhooks.apiservices, materials)
 
 
 def _stale(world: World) -> list[tuple[str, str, str | None, str]]:
@@ -513,9 +515,6 @@ def decide(world: World) -> Plan:
     invalid = definition_problem(csv, {d.name for d in strategy.deployments})
     if invalid:
         return transition(world, CsvPhase.FAILED, invalid[0], invalid[1])
-    unsupported = _unsupported_feature(csv)
-    if unsupported:
-        return transition(world, CsvPhase.FAILED, unsupported[0], unsupported[1])
     bad_config = _config_problem(world)
     if bad_config:
         return transition(world, CsvPhase.FAILED, CsvReason.INVALID_INSTALL_STRATEGY, bad_config)
@@ -567,7 +566,11 @@ def _pending(world: World, strategy: Strategy) -> Plan:
             message,
             requirementStatus=entries,
         )
-    conflict = _owner_conflict(world) or _deployment_conflict(world, strategy)
+    conflict = (
+        _owner_conflict(world)
+        or _deployment_conflict(world, strategy)
+        or _apiservice_conflict(world)
+    )
     if conflict:
         return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
     old_phase = (old.get("status") or {}).get("phase") if old is not None else None
@@ -597,8 +600,14 @@ def _health(
     conversions: bool = True,
 ) -> Health:
     health = check_health(desired_deployments(world, strategy, materials), world.deployments)
-    if not health.healthy or world.webhooks is None or not has_webhooks(world.csv):
+    if not health.healthy or world.webhooks is None or not has_cert_resources(world.csv):
         return health
+    # OLM areAPIServicesAvailable: every owned APIService installed and Available.
+    apiservice = resource_issue(world.csv, world.webhooks.apiservices, materials or {}) or (
+        unavailable(world.csv, world.webhooks.apiservices)
+    )
+    if apiservice is not None:
+        return Health(False, message=f"APIServices not installed: {apiservice}")
     # OLM areWebhooksAvailable: every configuration present as declared, conversions set.
     absent = missing(world.csv, world.operator_groups[0], world.webhooks, materials or {})
     if absent is None and conversions:
@@ -689,6 +698,9 @@ def _succeeded(world: World, strategy: Strategy) -> Plan:
         )
     if bad:
         return _bad_materials(world, bad)
+    issue = _apiservice_issue(world, materials)
+    if issue:  # OLM checkAPIServiceResources
+        return transition(world, CsvPhase.FAILED, CsvReason.API_SERVICE_RESOURCE_ISSUE, issue)
     health = _health(world, strategy, materials)
     if health.drifted:
         return transition(
@@ -771,6 +783,11 @@ def _failed(world: World, strategy: Strategy) -> Plan:
             return _install(world, strategy)
     if bad:
         return _bad_materials(world, bad)
+    issue = _apiservice_issue(world, materials)
+    if issue:  # OLM: APIService resources need reinstall
+        return transition(
+            world, CsvPhase.PENDING, CsvReason.API_SERVICE_RESOURCES_NEED_REINSTALL, issue
+        )
     health = _health(world, strategy, materials)
     if health.healthy:
         return transition(

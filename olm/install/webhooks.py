@@ -1,7 +1,8 @@
 """The objects OLM v0 creates for a CSV's `webhookdefinitions` (install/certresources.go,
 install/webhook.go, operators/olm/apiservices.go), rendered from plain data.
 
-Per Deployment named by a webhook definition:
+Per Deployment named by a webhook definition or an owned APIService (whose APIService itself
+is rendered by olm.install.apiservices):
 - Service `<deployment>-service` selecting the Deployment's pods, one port per distinct
   (containerPort, targetPort), named after the containerPort; non-blocking ownerRef to the CSV.
 - Secret `<service>-cert` (type kubernetes.io/tls): `tls.crt`, `tls.key` and the CA certificate
@@ -83,6 +84,8 @@ class WebhookWorld:
     secrets: dict[str, dict[str, Any] | None]  # by Secret name; None when absent
     configs: list[dict[str, Any]]  # webhook configurations labelled as this CSV's
     settings: CertSettings = field(default_factory=CertSettings)
+    # Owned APIServices by name (`<version>.<group>`); None when absent (olm.install.apiservices).
+    apiservices: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -105,6 +108,17 @@ def has_webhooks(csv: dict[str, Any]) -> bool:
     return bool(definitions(csv))
 
 
+def owned_apiservice_definitions(csv: dict[str, Any]) -> list[dict[str, Any]]:
+    """`spec.apiservicedefinitions.owned`: their Deployments get the same certificate objects."""
+    owned = ((csv.get("spec") or {}).get("apiservicedefinitions") or {}).get("owned") or []
+    return [d for d in owned if isinstance(d, dict)]
+
+
+def has_cert_resources(csv: dict[str, Any]) -> bool:
+    """Webhooks or owned APIServices: Deployments that need OLM's certificate objects."""
+    return bool(definitions(csv) or owned_apiservice_definitions(csv))
+
+
 def service_name(deployment: str) -> str:
     # OLM's webhook clientConfig uses the Deployment name with dots made dashes (DomainName).
     return deployment.replace(".", "-") + "-service"
@@ -120,9 +134,10 @@ def container_port(desc: dict[str, Any]) -> int:
 
 
 def cert_deployments(csv: dict[str, Any]) -> list[str]:
-    """The Deployments that serve webhooks, in the order their definitions name them."""
+    """The Deployments that serve webhooks or owned APIServices, in the order their
+    definitions name them (webhooks first)."""
     names: list[str] = []
-    for desc in definitions(csv):
+    for desc in definitions(csv) + owned_apiservice_definitions(csv):
         name = desc.get("deploymentName")
         if isinstance(name, str) and name and name not in names:
             names.append(name)
@@ -523,7 +538,7 @@ def plan_install(
         spec = deployment_specs.get(deployment)
         if spec is None:
             raise WebhookProblem(
-                f"a webhook definition names deployment {deployment}, which "
+                f"a webhook or APIService definition names deployment {deployment}, which "
                 "spec.install.spec.deployments does not declare"
             )
         service = service_name(deployment)
@@ -532,7 +547,11 @@ def plan_install(
             material = issue(service_hosts(service, namespace), now, world.settings)
             rotated = True
         materials[deployment] = material
-        mine = [d for d in descs if d.get("deploymentName") == deployment]
+        mine = [
+            d
+            for d in descs + owned_apiservice_definitions(csv)
+            if d.get("deploymentName") == deployment
+        ]
         objects.append(render_service(csv, deployment, spec, mine))
         objects.append(render_secret(csv, service, material))
         objects.extend(render_rbac(csv, service, service_account(spec)))

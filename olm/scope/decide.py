@@ -164,6 +164,7 @@ class ScopeSnapshot:
     rbac: Mapping[str, RbacSnapshot] = field(default_factory=dict)
     existing: tuple[ObjectRef, ...] = ()  # this CSV's lifted/copied RBAC objects that exist
     crds: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # by name
+    api_services: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # by name
     only_namespace: str | None = None  # restrict the decision to this namespace
 
 
@@ -290,9 +291,7 @@ def decide_scope(snapshot: ScopeSnapshot) -> ScopePlan:
                 plan.warnings.append((ScopeEventReason.SCOPE_PERMISSIONS_NOT_GRANTED, rbac.problem))
 
     if only is None and (snapshot.csv.get("status") or {}).get("phase") == CsvPhase.SUCCEEDED:
-        # APIServices are not installed by olm-py, so only CRD roles are asked for.
-        plan.api_roles = provided_api_cluster_roles(snapshot.csv, snapshot.crds, {})
-        plan.api_roles.missing = [
-            m for m in plan.api_roles.missing if not m.startswith("apiservice ")
-        ]
+        plan.api_roles = provided_api_cluster_roles(
+            snapshot.csv, snapshot.crds, snapshot.api_services
+        )
     return plan
