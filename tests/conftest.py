@@ -127,6 +127,13 @@ def namespace(control_plane: ControlPlane) -> Iterator[str]:
     control_plane.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
+@pytest.fixture
+def pod_network(control_plane: ControlPlane) -> None:
+    """Tests whose webhooks or API services are really called need the local pod network."""
+    if not (control_plane.cluster.state_dir / "network.json").is_file():
+        pytest.skip("the local cluster has no pod network (docs/pod-network.md, Requirements)")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     """On failure of a test that used the cluster, attach the tails of the component logs."""

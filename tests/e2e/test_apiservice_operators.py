@@ -30,11 +30,8 @@ APISERVICE = "v1alpha1.echo.example.com"
 SERVICE = "echo-apiserver-service"
 
 
-@pytest.fixture(autouse=True)
-def needs_pod_network(control_plane: ControlPlane) -> None:
-    state = control_plane.cluster.state_dir / "network.json"
-    if not state.is_file():
-        pytest.skip("the local cluster has no pod network (docs/pod-network.md, Requirements)")
+# The kube-apiserver must reach the operator's pod (tests/conftest.py `pod_network`).
+pytestmark = pytest.mark.usefixtures("pod_network")
 
 
 def available(apiservice: dict[str, Any]) -> bool:

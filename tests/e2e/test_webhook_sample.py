@@ -45,11 +45,8 @@ STARTED = "olm-py controllers started"
 REFUSED = "is above this operator's limit of 10; choose 10 or fewer"
 
 
-@pytest.fixture(autouse=True)
-def needs_pod_network(control_plane: ControlPlane) -> None:
-    state = control_plane.cluster.state_dir / "network.json"
-    if not state.is_file():
-        pytest.skip("the local cluster has no pod network (docs/pod-network.md, Requirements)")
+# The kube-apiserver must reach the operator's pod (tests/conftest.py `pod_network`).
+pytestmark = pytest.mark.usefixtures("pod_network")
 
 
 # ----- what the user types ---------------------------------------------------------------------
