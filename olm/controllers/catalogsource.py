@@ -9,6 +9,8 @@ snapshot -> `what_to_read` -> read (the only I/O: gRPC or a ConfigMap GET, error
 - `sourceType: grpc` with `spec.image` (and no address): the image is pulled in-process
   (olm.controllers.catalogimage: a HEAD per poll, a pull only when the digest changes), with
   the pull secrets named in `spec.secrets`; no registry pod;
+Bundles known by image only are unpacked (olm.controllers.catalogimage) when the Subscription
+controller asks (`CatalogCache.unpack`), not when the catalog is read.
 Every change of a catalog's content wakes the resolution of the namespaces it serves.
 
 Invariants: library error text never reaches status (it is logged at debug level); status is
@@ -62,12 +64,19 @@ READ_POLL_SECONDS = 1.0
 __all__ = ["GLOBAL_NAMESPACE", "Cached", "CatalogCache", "CatalogSourceController"]
 
 
+def _no_unpacking(key: tuple[str, str], image: str) -> float | None:
+    return None
+
+
 class CatalogCache:
-    """Catalogs by (namespace, name), shared with the Subscription controller."""
+    """Catalogs by (namespace, name), shared with the Subscription controller; `unpack` asks
+    for a bundle image of a catalog to be unpacked (set by the CatalogSource controller:
+    `ImageCatalogs.unpack`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: dict[tuple[str, str], Cached] = {}
+        self.unpack: Callable[[tuple[str, str], str], float | None] = _no_unpacking
 
     def put(self, namespace: str, name: str, entry: Cached) -> bool:
         """Store; True when the content changed."""
@@ -192,6 +201,10 @@ class CatalogSourceController:
         self.registry_reader = registry_reader
         self.images = images or ImageCatalogs()
         self.reads = reads or Reads()
+        # Bundle images are unpacked when a Subscription needs them (not when the catalog is
+        # read); an unpack that ends wakes the namespaces the catalog serves.
+        self.images.on_unpacked = lambda key: self._wake(key[0])
+        cache.unpack = self.images.unpack
 
     def _wake(self, namespace: str) -> None:
         spaces = (
@@ -262,6 +275,8 @@ class CatalogSourceController:
         fetched = self.fetch(source) if source is not None and live else Fetched()
         if fetched is None:
             return self.reads.poll  # still reading: look again soon, the worker is free
+        if fetched.catalog is not None:  # what is served now: unpacked bundles go there
+            self.images.keep((namespace, name), fetched.catalog)
         if not live:
             self.reads.forget((namespace, name))
             self.images.forget((namespace, name))

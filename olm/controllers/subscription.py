@@ -164,6 +164,10 @@ class SubscriptionController:
 
     def _execute(self, namespace: str, plan: Plan) -> float | None:
         requeue = plan.requeue_after
+        for request in plan.unpacks:  # bundle images a resolution needs: unpacked off-thread
+            retry = self.cache.unpack((request.namespace, request.name), request.image)
+            if retry is not None:  # a failed one, tried again once its backoff has passed
+                requeue = retry if requeue is None else min(requeue, retry)
         for subscription, key in plan.labels:
             self._label(namespace, subscription, key)
         for write in plan.plan_statuses:

@@ -10,6 +10,9 @@ The pipeline, per namespace:
 3. the resolved bundles that need installing go into one InstallPlan
    (`olm.subscription.plans`): an existing one for the same CSVs (adopting it if its status was never written), else a new one, created alone;
    plans whose status was never written and that nobody wants any more are marked Failed;
+   a chosen bundle (or dependency) known by image only is asked for (`Plan.unpacks`) and its
+   Subscription waits with BundleUnpacking/UnpackingInProgress, no InstallPlan, until the
+   unpacked objects are in the catalog (a failed unpack: BundleUnpackFailed, asked again);
 4. catalog health and `CatalogSourcesUnhealthy`, then one status write per Subscription whose
    status changed (lastUpdated is stamped then, and only then).
 
@@ -39,6 +42,8 @@ from olm.subscription.resolve import (
     resolve,
     steps_for,
     unpack_failure,
+    unpack_pending,
+    unpack_request,
 )
 from olm.subscription.settle import settle, waiting
 from olm.subscription.snapshot import (
@@ -48,6 +53,7 @@ from olm.subscription.snapshot import (
     PlanStatusWrite,
     Snapshot,
     StatusWrite,
+    UnpackRequest,
 )
 from olm.subscription.status import (
     LAST_UPDATED,
@@ -63,6 +69,8 @@ from olm.subscription.status import (
 
 # A catalog in scope is not loaded yet (olm-py just started): look again after this long.
 REQUEUE_UNTIL_CATALOGS_KNOWN = 2.0
+# While a chosen bundle's image is being unpacked (its end wakes the namespace too), as OLM.
+REQUEUE_WHILE_UNPACKING = 5.0
 WARNING = "Warning"
 Types = SubscriptionConditionType
 Status = dict[str, Any]
@@ -78,6 +86,7 @@ class Resolved:
     create: NewInstallPlan | None = None
     plan_statuses: list[PlanStatusWrite] = field(default_factory=list)
     events: list[NamespaceEvent] = field(default_factory=list)
+    unpacks: list[UnpackRequest] = field(default_factory=list)
 
 
 Failures = dict[str, tuple[SubscriptionReason, str]]  # subscription -> ResolutionFailed
@@ -118,13 +127,28 @@ def _choose(
     return moved
 
 
+def _unpacks(
+    snapshot: Snapshot, moved: dict[str, Candidate], outcome: Resolution
+) -> list[UnpackRequest]:
+    """The bundle images to unpack before the moved Subscriptions can be planned (their
+    bundles and the dependencies', all asked for at once)."""
+    chosen = [*moved.values(), *(outcome.decision.dependencies if moved else [])]
+    found = (unpack_request(snapshot, candidate) for candidate in chosen)
+    return sorted({r for r in found if r is not None}, key=lambda r: (r.namespace, r.name, r.image))
+
+
 def _steps(
     snapshot: Snapshot, moved: dict[str, Candidate], outcome: Resolution, failures: Failures
 ) -> tuple[list[str], list[Step], list[tuple[str, list[Step]]]]:
     """(CSV names, their steps, (dependency, its steps)); Subscriptions whose bundle cannot
-    be planned leave `moved` for `failures`."""
+    be planned (yet: its image is being unpacked) leave `moved` for `failures`."""
     names, steps = [], []
     for name, candidate in list(moved.items()):
+        pending = unpack_pending(snapshot, candidate)
+        if pending:
+            failures[name] = (SubscriptionReason.UNPACKING_IN_PROGRESS, pending)
+            del moved[name]
+            continue
         found, problem = steps_for(snapshot, candidate, outcome.installed.get(name, ""))
         if problem:
             failures[name] = (
@@ -141,6 +165,15 @@ def _steps(
         steps += found
     dependencies: list[tuple[str, list[Step]]] = []
     for dependency in outcome.decision.dependencies if moved else []:
+        pending = unpack_pending(snapshot, dependency)
+        if pending:
+            for name in moved:
+                failures[name] = (
+                    SubscriptionReason.UNPACKING_IN_PROGRESS,
+                    f"{pending}, a dependency",
+                )
+            moved.clear()
+            return [], [], []
         found, problem = steps_for(snapshot, dependency)
         if problem:
             unpack = bool(unpack_failure(snapshot, dependency))
@@ -217,6 +250,21 @@ def _resolution_conditions(snapshot: Snapshot, result: Resolved, failures: Failu
     for subscription in snapshot.subscriptions:
         name = subscription["metadata"]["name"]
         status = result.statuses[name]
+        if name in failures and failures[name][0] is SubscriptionReason.UNPACKING_IN_PROGRESS:
+            # OLM while its unpack Job runs: BundleUnpacking, and no InstallPlan yet.
+            reason, message = failures[name]
+            conditions = set_condition(
+                status.get("conditions") or [],
+                Types.BUNDLE_UNPACKING,
+                ConditionStatus.TRUE,
+                reason.value,
+                message,
+                snapshot.now,
+            )
+            status["conditions"] = remove_conditions(
+                conditions, Types.BUNDLE_UNPACK_FAILED, Types.RESOLUTION_FAILED
+            )
+            continue
         if name in failures and failures[name][0] is SubscriptionReason.BUNDLE_UNPACK_FAILED:
             reason, message = failures[name]
             conditions = set_condition(
@@ -264,6 +312,7 @@ def _resolve_namespace(
         for name, message in outcome.decision.failures.items()
     }
     moved = _choose(snapshot, result.statuses, plans, outcome, failures)
+    result.unpacks = _unpacks(snapshot, moved, outcome)
     names, steps, dependencies = _steps(snapshot, moved, outcome, failures)
     reused = _one_plan(snapshot, result, moved, names, steps, dependencies) if moved else None
     if result.create is not None:
@@ -339,6 +388,14 @@ def decide(snapshot: Snapshot) -> Plan:
         if resolved.create is not None:
             return Plan(create=resolved.create)
         plan.plan_statuses, plan.events = resolved.plan_statuses, resolved.events
+        plan.unpacks = resolved.unpacks
+        unpacking = SubscriptionConditionType.BUNDLE_UNPACKING.value
+        if any(
+            c.get("type") == unpacking
+            for s in resolved.statuses.values()
+            for c in s.get("conditions") or []
+        ):
+            plan.requeue_after = REQUEUE_WHILE_UNPACKING
         plans = resolved.plans
         statuses = {
             name: settle(status, snapshot, plans) for name, status in resolved.statuses.items()

@@ -24,13 +24,13 @@ from olm.resolution.catalogs import candidates
 from olm.resolution.model import Candidate, Decision, Installed, Source, Wanted
 from olm.resolution.resolver import Resolver
 from olm.subscription.plans import csv_names, owned_by
-from olm.subscription.snapshot import CatalogInScope, Snapshot
+from olm.subscription.snapshot import CatalogInScope, Snapshot, UnpackRequest
 
 PROPERTIES_ANNOTATION = "operatorframework.io/properties"
 BUNDLE_OBJECT = "olm.bundle.object"
 UNPACK_FIX = (
     "Push a registry+v1 bundle image there (olm bundle push, opm, podman) or fix the bundle's "
-    "image in the catalog; olm-py tries again at the catalog's next poll"
+    "image in the catalog; olm-py tries again with backoff (5 s, doubling up to 5 minutes)"
 )
 Obj = Mapping[str, Any]
 
@@ -201,6 +201,31 @@ def _catalog_of(snapshot: Snapshot, candidate: Candidate) -> CatalogInScope | No
             if (c.namespace, c.name) == (candidate.source.namespace, candidate.source.name)
         ),
         None,
+    )
+
+
+def unpack_request(snapshot: Snapshot, candidate: Candidate) -> UnpackRequest | None:
+    """The unpack the chosen bundle needs before it can be planned: it is known by image only
+    (no inline objects; pending, or failed and to be tried again), else None."""
+    catalog = _catalog_of(snapshot, candidate)
+    if catalog is None or catalog.loaded is None:
+        return None
+    package = catalog.loaded.catalog.packages.get(candidate.package)
+    bundle = package.bundles.get(candidate.bundle) if package else None
+    if bundle is None or not bundle.image or bundle.props(BUNDLE_OBJECT):
+        return None
+    return UnpackRequest(catalog.namespace, catalog.name, bundle.image)
+
+
+def unpack_pending(snapshot: Snapshot, candidate: Candidate) -> str:
+    """The Subscription's BundleUnpacking message while the chosen bundle's image is being
+    unpacked (it has no objects yet and no failure), else ""."""
+    request = unpack_request(snapshot, candidate)
+    if request is None or unpack_failure(snapshot, candidate):
+        return ""
+    return (
+        f"unpacking bundle image {request.image} of {candidate.bundle} "
+        f"(catalog {candidate.source.key})"
     )
 
 

@@ -171,9 +171,20 @@ class NamespaceEvent:
     message: str
 
 
+@dataclass(frozen=True)
+class UnpackRequest:
+    """Unpack the bundle image `image` of the catalog (namespace, name): a resolution chose a
+    bundle known by image only (or one whose unpack failed, to try again after its backoff)."""
+
+    namespace: str
+    name: str
+    image: str
+
+
 @dataclass
 class Plan:
-    """What to do for one namespace. Empty means nothing changes.
+    """What to do for one namespace. Empty means nothing changes (`unpacks` are requests to
+    the catalogs' unpacker, not writes: they do not count).
 
     When `create` is set, nothing else is: the executor creates the plan, and the next
     decision (over a cache that holds it) points the Subscriptions at it."""
@@ -183,6 +194,7 @@ class Plan:
     statuses: list[StatusWrite] = field(default_factory=list)
     labels: list[tuple[str, str]] = field(default_factory=list)  # (subscription, label key)
     events: list[NamespaceEvent] = field(default_factory=list)
+    unpacks: list[UnpackRequest] = field(default_factory=list)
     requeue_after: float | None = None
 
     @property

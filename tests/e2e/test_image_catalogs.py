@@ -130,7 +130,8 @@ def test_the_memcached_story_from_a_catalog_image(
     tmp_path: Path,
 ) -> None:
     """The samples catalog as an image, its memcached bundles as bundle images only (no inline
-    objects): olm-py unpacks them in-process, with no unpack Job."""
+    objects): olm-py unpacks them in-process, with no unpack Job, and only the ones a
+    Subscription needs (reading the catalog pulls no bundle image)."""
     plane = control_plane
     image = f"{registry}/{namespace}/samples:v1"
     bundles = {}
@@ -139,6 +140,19 @@ def test_the_memcached_story_from_a_catalog_image(
         pushed = olm(plane, "bundle", "push", str(bundle_dir(tmp_path, version)), bundle_image)
         assert pushed.returncode == 0, pushed.stderr
         bundles[f"memcached-operator.v{version}"] = bundle_image
+    # v0.0.3 (channels beta and webhooks, which nobody here subscribes to) by an image whose
+    # layer exists only in this test: it must never reach olm-py's blob cache.
+    unused = scratch_image({"manifests/unused.yaml": f"# {namespace}\n".encode()}, {})
+    unused_ref = f"{registry}/{namespace}/memcached-operator-bundle:v0.0.3"
+    push(
+        parse(unused_ref),
+        unused,
+        Options(cache=BlobCache(tmp_path / "push"), use_local_configs=False),
+    )
+    bundles["memcached-operator.v0.0.3"] = unused_ref
+    env = plane.env()
+    cache = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "olm-py" / "images"
+    unused_blob = BlobCache(cache).path(unused.layers[0].digest)
     (tmp_path / "catalog").mkdir()
     (tmp_path / "catalog" / "catalog.yaml").write_bytes(catalog_by_image(bundles))
     push_catalog(plane, tmp_path / "catalog", image)
@@ -148,6 +162,7 @@ def test_the_memcached_story_from_a_catalog_image(
     assert status["resolvedImage"].startswith(f"{registry}/{namespace}/samples@sha256:")
     assert status.get("latestImageRegistryPoll")
     assert not status.get("reason") and not status.get("message")
+    assert not unused_blob.exists(), "reading the catalog pulled a bundle nobody subscribed to"
 
     operator_group(plane, namespace)
     subscribe(plane, namespace, "Manual", startingCSV=OLD, source=SOURCE, sourceNamespace=namespace)
@@ -178,6 +193,7 @@ def test_the_memcached_story_from_a_catalog_image(
     )
     assert final["installedCSV"] == NEW
     assert plan_for(plane, namespace, OLD)["status"]["catalogSources"] == [SOURCE]
+    assert not unused_blob.exists(), "a bundle image no resolution chose was pulled"
     # No registry pod and no unpack Job: nothing but the operator's own workloads.
     pods = plane.get_json("pods", "-n", namespace)["items"]
     assert not [p for p in pods if "olm.catalogSource" in (p["metadata"].get("labels") or {})]

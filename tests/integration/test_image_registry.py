@@ -9,6 +9,7 @@ import base64
 import gzip
 import hashlib
 import json
+import queue
 import subprocess
 import threading
 import time
@@ -21,6 +22,7 @@ import pytest
 
 from olm.catalog.samples import CATALOG
 from olm.catalogsource.failures import FailureKind
+from olm.controllers import catalogimage
 from olm.controllers.catalogimage import INDEX_LABEL, ImageCatalogs
 from olm.devcluster import registry
 from olm.devcluster.build import ensure_binaries
@@ -414,7 +416,9 @@ def catalog_by_image(images: dict[str, str]) -> bytes:
     return to_yaml(catalog).encode()
 
 
-def test_bundles_by_image_are_unpacked_in_process(local_registry: str, tmp_path: Path) -> None:
+def test_bundles_by_image_are_unpacked_when_asked(
+    local_registry: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from olm.cli import main
 
     images = {}
@@ -430,9 +434,18 @@ def test_bundles_by_image_are_unpacked_in_process(local_registry: str, tmp_path:
     push(parse(catalog_ref), scratch_image(files, {INDEX_LABEL: "/configs"}), options)
 
     reader = ImageCatalogs(BlobCache(tmp_path / "cache"), timeout=10, retries=0)
-    fetched = reader.read(("ns", "src"), catalog_ref, [])
+    ended: queue.Queue[tuple[str, str]] = queue.Queue()
+    reader.on_unpacked = ended.put
+    key = ("ns", "src")
+    fetched = reader.read(key, catalog_ref, [])
     assert fetched.catalog is not None and fetched.failure is None
     bundles = fetched.catalog.packages["memcached-operator"].bundles
+    # Reading the catalog unpacks nothing: only the bundles a Subscription needs are.
+    assert all(bundles[name].objects == [] for name in images)
+    reader.keep(key, fetched.catalog)
+    for image in images.values():
+        assert reader.unpack(key, image) is None
+    assert {ended.get(timeout=60), ended.get(timeout=60)} == {key}
     unpacked = bundles["memcached-operator.v0.0.1"]
     assert unpacked.csv is not None and unpacked.csv["metadata"]["name"] == unpacked.name
     assert sorted(o["kind"] for o in unpacked.objects) == [
@@ -442,11 +455,18 @@ def test_bundles_by_image_are_unpacked_in_process(local_registry: str, tmp_path:
     assert bundles["memcached-operator.v0.0.2"].objects == []
     (warning,) = [p for p in fetched.catalog.problems if p.rule == "bundle-unpack"]
     assert warning.level == "warning" and "no /manifests directory" in warning.message
-    # The broken bundle image is fixed: the next poll (same catalog digest) unpacks it.
+    retry = reader.unpack(key, images["memcached-operator.v0.0.2"])
+    assert retry is not None and 0 < retry <= 5, "tried again after a backoff"
+    # The broken bundle image is fixed: asked again after its backoff, it is unpacked.
     ref = f"{local_registry}/olm/not-a-bundle:v1"
     assert main(["bundle", "push", str(bundle_dir(tmp_path / "fixed", "0.0.2")), ref]) == 0
-    again = reader.read(("ns", "src"), catalog_ref, [])
+    monkeypatch.setattr(catalogimage, "UNPACK_RETRY_SECONDS", 0.0)
+    reader.forget(key)  # (the CatalogSource recreated: no backoff left)
+    again = reader.read(key, catalog_ref, [])
     assert again.catalog is not None
+    reader.keep(key, again.catalog)
+    assert reader.unpack(key, ref) is None
+    assert ended.get(timeout=60) == key
     assert again.catalog.packages["memcached-operator"].bundles["memcached-operator.v0.0.2"].csv
     assert not [p for p in again.catalog.problems if p.rule == "bundle-unpack"]
 

@@ -75,7 +75,7 @@ def test_the_subscription_says_which_image_and_why(why: str, fragment: str) -> N
     assert message.startswith(f"bundle image {IMAGE} of {V2} could not be unpacked: ")
     assert fragment in message
     assert f"(catalog {GLOBAL}/samples)" in message
-    assert "olm-py tries again at the catalog's next poll" in message
+    assert "olm-py tries again with backoff" in message
     assert "no ClusterServiceVersion" not in message
     assert not snapshot.plans, "no InstallPlan for a bundle that has no objects"
     # Nothing more to write while nothing changes (the transition time is kept).
