@@ -140,6 +140,31 @@ def _parse_go_version(text: str) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+def find_go(purpose: str, retry: str = "then retry") -> str:
+    """The go binary (OLM_PY_GO, else PATH), checked to be new enough; `purpose` says what it
+    builds ("the local control plane", "Helm", ...) and `retry` what to do once it is fixed."""
+    go = os.environ.get("OLM_PY_GO") or shutil.which("go")
+    if not go or not Path(go).exists():
+        raise BuildError(
+            f"The Go toolchain was not found on PATH. {purpose} is built from the Go module "
+            f"proxy: install Go >= {MINIMUM_GO[0]}.{MINIMUM_GO[1]} (or set OLM_PY_GO to the go "
+            f"binary), {retry}."
+        )
+    try:
+        out = subprocess.run(
+            [go, "version"], capture_output=True, text=True, timeout=60, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise BuildError(f"`{go} version` failed ({exc}); check the Go installation.") from exc
+    found = _parse_go_version(out)
+    if found is None or found < MINIMUM_GO:
+        raise BuildError(
+            f"Go {MINIMUM_GO[0]}.{MINIMUM_GO[1]} or newer is needed to build {purpose}, found: "
+            f"{out.strip()}. Install a newer Go, {retry}."
+        )
+    return go
+
+
 class GoBuilder:
     """Runs the Go toolchain to build each component group into `root/bin`."""
 
@@ -170,26 +195,7 @@ class GoBuilder:
         self.progress.say("Control-plane binaries are ready")
 
     def _check_go(self) -> None:
-        if not self.go or not Path(self.go).exists():
-            raise BuildError(
-                "The Go toolchain was not found on PATH. The local control plane is built from "
-                "the Go module proxy: install Go >= 1.24 (or set OLM_PY_GO to the go binary), "
-                "then rerun `olm dev build`."
-            )
-        try:
-            out = subprocess.run(
-                [self.go, "version"], capture_output=True, text=True, timeout=60, check=True
-            ).stdout
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise BuildError(
-                f"`{self.go} version` failed ({exc}); check the Go installation."
-            ) from exc
-        found = _parse_go_version(out)
-        if found is None or found < MINIMUM_GO:
-            raise BuildError(
-                f"Go {MINIMUM_GO[0]}.{MINIMUM_GO[1]} or newer is needed, found: {out.strip()}. "
-                "Install a newer Go, then rerun `olm dev build`."
-            )
+        self.go = find_go("The local control plane", "then rerun `olm dev build`")
 
     def _go(
         self, args: Sequence[str], cwd: Path, what: str, log_name: str, cgo: bool = False

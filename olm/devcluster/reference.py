@@ -46,11 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from olm.devcluster.build import (
-    MINIMUM_GO,
-    BuildError,
-    _parse_go_version,
-)
+from olm.devcluster.build import BuildError, find_go
 from olm.devcluster.ports import LOOPBACK, is_listening
 from olm.devcluster.progress import QUIET, Progress
 from olm.devcluster.versions import cache_root
@@ -236,26 +232,7 @@ def _write_manifest(root: Path, inputs: Mapping[str, str]) -> None:
 
 
 def _find_go() -> str:
-    go = os.environ.get("OLM_PY_GO") or shutil.which("go")
-    if not go or not Path(go).exists():
-        raise BuildError(
-            f"The Go toolchain was not found on PATH. The reference OLM {OLM_VERSION} is built "
-            f"from the Go module proxy: install Go >= {MINIMUM_GO[0]}.{MINIMUM_GO[1]} (or set "
-            "OLM_PY_GO to the go binary), then retry."
-        )
-    try:
-        out = subprocess.run(
-            [go, "version"], capture_output=True, text=True, timeout=60, check=True
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise BuildError(f"`{go} version` failed ({exc}); check the Go installation.") from exc
-    found = _parse_go_version(out)
-    if found is None or found < MINIMUM_GO:
-        raise BuildError(
-            f"Go {MINIMUM_GO[0]}.{MINIMUM_GO[1]} or newer is needed to build the reference OLM, "
-            f"found: {out.strip()}. Install a newer Go, then retry."
-        )
-    return go
+    return find_go(f"The reference OLM {OLM_VERSION}")
 
 
 def go_available() -> bool:

@@ -15,12 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-from olm.devcluster.build import MINIMUM_GO, BuildError, _parse_go_version
+from olm.devcluster.build import BuildError, find_go
 from olm.devcluster.progress import QUIET, Progress
 from olm.devcluster.versions import KUBERNETES_VERSION, cache_root
 
@@ -128,26 +127,7 @@ def _write_manifest(root: Path, name: str, inputs: dict[str, str]) -> None:
 
 
 def _find_go() -> str:
-    go = os.environ.get("OLM_PY_GO") or shutil.which("go")
-    if not go or not Path(go).exists():
-        raise BuildError(
-            "The Go toolchain was not found on PATH. Helm is built from the Go module proxy: "
-            f"install Go >= {MINIMUM_GO[0]}.{MINIMUM_GO[1]} (or set OLM_PY_GO to the go "
-            "binary), then retry."
-        )
-    try:
-        out = subprocess.run(
-            [go, "version"], capture_output=True, text=True, timeout=60, check=True
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise BuildError(f"`{go} version` failed ({exc}); check the Go installation.") from exc
-    found = _parse_go_version(out)
-    if found is None or found < MINIMUM_GO:
-        raise BuildError(
-            f"Go {MINIMUM_GO[0]}.{MINIMUM_GO[1]} or newer is needed to build Helm, found: "
-            f"{out.strip()}. Install a newer Go, then retry."
-        )
-    return go
+    return find_go("Helm")
 
 
 def ensure_helm(progress: Progress = QUIET) -> Path:
