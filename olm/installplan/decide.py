@@ -7,11 +7,14 @@ waits for `spec.approved`; Installing runs the steps; Complete and Failed are te
 Installing runs in stages, each on a fresh snapshot (the controller decides again right after
 carrying out a stage, in the same reconcile):
 1. CRDs: created (WaitingForApi, then Created once Established and NamesAccepted) or, when
-   they exist, checked for upgrade safety (§3.4) and updated (Present). Nothing else runs
+   they exist, checked for upgrade safety (§3.4) and updated (Present); either way annotated
+   `operatorframework.io/installed-alongside-<hash>: <namespace>/<csv>` for the step's CSV,
+   beside the references the CRD already has (OLM's record of who installed it). Nothing else runs
    until every CRD of the plan is Established; after `API_DEADLINE_SECONDS` the plan fails.
 2. CSVs: created (Created), or left exactly as they are when they exist (Present; a plan
    never overwrites a CSV).
-3. Everything else, once the CSVs exist (their uids go into the owner references): created
+3. Everything else, once the CSVs exist (their uids go into the owner references), labelled
+   `olm.managed=true` as OLM labels what its steps write: created
    when absent (Created); when present, updated with its live owners kept (Present), and not
    written at all when it already has what the step sets.
 A step already Present or Created is never run again, and a plan that reached Complete or
@@ -56,8 +59,10 @@ from olm.installplan.crdsafety import crd_upgrade_problem
 from olm.installplan.objects import (
     contains,
     is_established,
+    managed,
     resolve_owners,
     update_for,
+    with_alongside,
     with_resource_version,
 )
 from olm.installplan.status import failed_status, set_condition
@@ -310,6 +315,12 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
     def mark(index: int, result: StepStatus) -> None:
         entries[index] = {**entries[index], "status": result.value}
 
+    def resolving(index: int) -> str:
+        value = entries[index].get("resolving")
+        return value if isinstance(value, str) else ""
+
+    plan_namespace = str((snapshot.plan.get("metadata") or {}).get("namespace") or "")
+
     def stage(kinds: set[str] | None) -> list[int]:
         return [
             i
@@ -335,15 +346,16 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
             else:
                 waiting.append(index)
             continue
+        body = with_alongside(manifest, live, plan_namespace, resolving(index))
         if live is None:
-            actions.append(Action(index, Verb.APPLY, manifest, StepStatus.WAITING_FOR_API))
+            actions.append(Action(index, Verb.APPLY, body, StepStatus.WAITING_FOR_API))
             mark(index, StepStatus.WAITING_FOR_API)
             waiting.append(index)
             continue
         problem = crd_upgrade_problem(live, manifest, snapshot.custom_resources)
         if problem:
             return _fail(new, step_error(manifest, problem), now)
-        actions.append(Action(index, Verb.APPLY, manifest, StepStatus.PRESENT))
+        actions.append(Action(index, Verb.APPLY, body, StepStatus.PRESENT))
         mark(index, StepStatus.PRESENT)
         if not is_established(live):
             waiting.append(index)
@@ -414,7 +426,7 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
         ref = step_ref(manifest)
         if ref in snapshot.unserved:
             return _fail(new, step_error(manifest, snapshot.unserved[ref]), now)
-        body = resolve_owners(manifest, csv_uids)
+        body = managed(resolve_owners(manifest, csv_uids))
         live = snapshot.objects.get(ref)
         if live is None:
             actions.append(Action(index, Verb.CREATE, body, StepStatus.CREATED))

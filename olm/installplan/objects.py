@@ -20,9 +20,58 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from olm.api.kinds import KINDS, Kind
+from olm.api.labels import Label
 
 CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
 SERVICE_ACCOUNT = "ServiceAccount"
+# OLM's record, on a CRD, of each CSV it was installed with (`with_alongside`).
+ALONGSIDE_PREFIX = "operatorframework.io/installed-alongside-"
+_FNV64_OFFSET = 0xCBF29CE484222325
+_FNV64_PRIME = 0x100000001B3
+
+
+def alongside_key(namespace: str, name: str) -> str:
+    """OLM's annotation key for CSV `namespace/name`: the prefix and the 64-bit FNV-1a hash
+    of "<namespace>/<name>" in lower-case hex (no padding)."""
+    digest = _FNV64_OFFSET
+    for byte in f"{namespace}/{name}".encode():
+        digest = ((digest ^ byte) * _FNV64_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return f"{ALONGSIDE_PREFIX}{digest:x}"
+
+
+def with_alongside(
+    manifest: Mapping[str, Any],
+    live: Mapping[str, Any] | None,
+    namespace: str,
+    csv_name: str,
+) -> dict[str, Any]:
+    """The CRD `manifest` annotated as installed alongside CSV `namespace/csv_name`, keeping
+    the well-formed installed-alongside references the manifest and the live CRD already
+    carry (OLM also drops those naming a CSV that is gone or copied; olm-py keeps them)."""
+    body = copy.deepcopy(dict(manifest))
+    meta = body.setdefault("metadata", {})
+    annotations = {
+        k: v
+        for k, v in (meta.get("annotations") or {}).items()
+        if not k.startswith(ALONGSIDE_PREFIX)
+    }
+    refs: list[tuple[str, str]] = []
+    for source in (manifest, live or {}):
+        for key, value in ((source.get("metadata") or {}).get("annotations") or {}).items():
+            parts = str(value).split("/")
+            if not key.startswith(ALONGSIDE_PREFIX) or len(parts) != 2:
+                continue
+            if (parts[0], parts[1]) != (namespace, csv_name):
+                refs.append((parts[0], parts[1]))
+    if namespace and csv_name:
+        refs.append((namespace, csv_name))
+    for ref_namespace, ref_name in refs:
+        annotations[alongside_key(ref_namespace, ref_name)] = f"{ref_namespace}/{ref_name}"
+    if annotations:
+        meta["annotations"] = annotations
+    else:
+        meta.pop("annotations", None)
+    return body
 
 
 def _owner_key(owner: Mapping[str, Any]) -> tuple[str, ...]:
@@ -66,6 +115,14 @@ def resolve_owners(manifest: Mapping[str, Any], csv_uids: Mapping[str, str]) -> 
         meta["ownerReferences"] = owners
     else:
         meta.pop("ownerReferences", None)
+    return body
+
+
+def managed(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` labelled `olm.managed=true`, as OLM labels every object but CRDs when a plan
+    step writes it (its step manifests do not carry the label)."""
+    meta = body.setdefault("metadata", {})
+    meta["labels"] = {**(meta.get("labels") or {}), Label.MANAGED.value: "true"}
     return body
 
 

@@ -6,13 +6,14 @@ a separate concern (`execution_order`): CRDs first, so they can become Establish
 anything that needs them.
 
 Generated RBAC, per ServiceAccount of `permissions`/`clusterPermissions`:
-- the ServiceAccount (unless `default`), owned by the CSV;
+- the ServiceAccount (unless `default`), owned by the CSV, with no labels;
 - per `permissions[]` entry a Role and RoleBinding `<csv>-<sa>-<hash>` (at most 63 characters),
   owned by the CSV, labelled with the olm.owner* keys and `olm.permissions.hash`;
 - per `clusterPermissions[]` entry a ClusterRole and ClusterRoleBinding `<csv>-<hash>`, with the
   owner labels only (cluster-scoped objects cannot be owned by a namespaced CSV).
 The CSV's UID is unknown until the plan creates it: owner references carry the name, and the
-executor fills in the UID.
+executor fills in the UID. As in OLM, the manifests carry no `olm.managed` label (the executor
+adds it when it writes them) and status entries have no `optional` field.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +31,8 @@ from olm.install.deployments import owner_labels
 
 CSV_INFO = KINDS[Kind.CLUSTER_SERVICE_VERSION]
 NAME_LIMIT = 63
+PROPERTIES_ANNOTATION = "operatorframework.io/properties"
+BUNDLE_OBJECT_PROPERTY = "olm.bundle.object"
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,6 @@ class Step:
                 "name": self.manifest.get("metadata", {}).get("name", ""),
                 "manifest": json.dumps(self.manifest, sort_keys=True, separators=(",", ":")),
             },
-            "optional": False,
             "status": status,
         }
 
@@ -83,7 +86,8 @@ def _name(*parts: str) -> str:
 def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
     name = csv["metadata"]["name"]
     install = ((csv.get("spec") or {}).get("install") or {}).get("spec") or {}
-    labels = dict(owner_labels(name, namespace))
+    # OLM's step manifests carry the owner keys only; `olm.managed` is added when written.
+    labels = {k: v for k, v in owner_labels(name, namespace).items() if k != Label.MANAGED}
     objects: list[dict[str, Any]] = []
     accounts: list[str] = []
     for entry in [*(install.get("permissions") or []), *(install.get("clusterPermissions") or [])]:
@@ -98,7 +102,6 @@ def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
                 "metadata": {
                     "name": account,
                     "namespace": namespace,
-                    "labels": {Label.MANAGED.value: "true"},
                     "ownerReferences": [_owner(name)],
                 },
             }
@@ -166,10 +169,45 @@ def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
     return objects
 
 
+def go_json(value: Any) -> str:
+    """`value` as Go's encoding/json writes it: compact, keys in their given order, UTF-8
+    kept, and <, >, & escaped (HTML-safe)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escaped)
+    return text
+
+
+def properties_annotation(properties: Sequence[Mapping[str, Any]] | None) -> str:
+    """OLM's `operatorframework.io/properties` value: the bundle's properties as the catalog
+    serves them (in their order, without `olm.bundle.object`, which opm never serves), as
+    `{"properties":[{"type":...,"value":...}]}`."""
+    served = [
+        {"type": p.get("type"), "value": p.get("value")}
+        for p in properties or []
+        if p.get("type") != BUNDLE_OBJECT_PROPERTY
+    ]
+    return go_json({"properties": served or None})
+
+
 def plan_bundle(
-    objects: list[dict[str, Any]], namespace: str, source: tuple[str, str], replaces: str = ""
+    objects: list[dict[str, Any]],
+    namespace: str,
+    source: tuple[str, str],
+    replaces: str = "",
+    properties: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[Step]:
-    """Steps for one bundle, in OLM's listing order; raises ValueError without a CSV."""
+    """Steps for one bundle, in OLM's listing order; raises ValueError without a CSV.
+
+    The CSV keeps the bundle's own `spec.replaces` unless the resolver names the CSV it
+    replaces (`replaces`), as OLM does; with `properties` (the catalog's properties of the
+    bundle) the CSV gets OLM's `operatorframework.io/properties` annotation."""
     csv = next(
         (copy.deepcopy(o) for o in objects if o.get("kind") == "ClusterServiceVersion"), None
     )
@@ -180,8 +218,9 @@ def plan_bundle(
     spec = csv.setdefault("spec", {})
     if replaces:
         spec["replaces"] = replaces  # the resolver's upgrade edge wins, as in OLM
-    else:
-        spec.pop("replaces", None)
+    if properties is not None:
+        annotations = csv["metadata"].setdefault("annotations", {})
+        annotations[PROPERTIES_ANNOTATION] = properties_annotation(properties)
     crds = [o for o in objects if o.get("kind") == "CustomResourceDefinition"]
     others = []
     for obj in objects:

@@ -275,6 +275,7 @@ def steps_for(
             snapshot.namespace,
             (candidate.source.name, candidate.source.namespace),
             replaces,
+            properties=bundle.properties,
         )
     except ValueError as exc:
         return [], (

@@ -81,8 +81,11 @@ def install_plan(
 
 
 def live(obj: dict[str, Any], uid: str = "", rv: str = "5", **meta: Any) -> dict[str, Any]:
-    """`obj` as the API server would hold it."""
+    """`obj` as the API server would hold it (a plan labels what it writes, CRDs aside)."""
     body = copy.deepcopy(obj)
+    if body.get("kind") not in ("CustomResourceDefinition", "ClusterServiceVersion"):
+        labels = body["metadata"].get("labels") or {}
+        body["metadata"]["labels"] = {**labels, "olm.managed": "true"}
     body["metadata"].update(
         uid=uid or f"uid-{body['metadata']['name']}", resourceVersion=rv, **meta
     )
