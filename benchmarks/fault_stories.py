@@ -214,9 +214,6 @@ class Story:
         """Objects the story should not leave in the namespace, by kind (duplicates, orphans)."""
         found: dict[str, list[str]] = {}
 
-        def names(kind: str) -> list[str]:
-            return [o["metadata"]["name"] for o in observer.items(kind, namespace)]
-
         def extra(kind: str, allowed: Callable[[dict[str, Any]], bool]) -> None:
             unexpected = [
                 o["metadata"]["name"] for o in observer.items(kind, namespace) if not allowed(o)
@@ -227,17 +224,29 @@ class Story:
         def owned_by_new(obj: dict[str, Any]) -> bool:
             return (obj["metadata"].get("labels") or {}).get("olm.owner") == NEW
 
+        def on_condition(obj: dict[str, Any]) -> bool:
+            refs = obj["metadata"].get("ownerReferences") or []
+            return any(r.get("kind") == "OperatorCondition" for r in refs)
+
         extra("deployment", lambda o: o["metadata"]["name"] in (OPERATOR, OPERAND))
         extra("serviceaccount", lambda o: o["metadata"]["name"] in ("default", OPERATOR))
         extra("operatorcondition", lambda o: o["metadata"]["name"] == NEW)
+        for kind in ("role", "rolebinding"):
+            # The live CSV's OperatorCondition's own Role and RoleBinding (OLM makes them too).
+            extra(kind, lambda o: o["metadata"]["name"] == NEW or not on_condition(o))
         if self.subscribes:
             for kind in ("role", "rolebinding"):
-                extra(kind, owned_by_new)
-                if len(names(kind)) > 1:
-                    found[kind] = names(kind)
+                extra(kind, lambda o: owned_by_new(o) or on_condition(o))
+                operators = [
+                    o["metadata"]["name"]
+                    for o in observer.items(kind, namespace)
+                    if not on_condition(o)
+                ]
+                if len(operators) > 1:
+                    found[kind] = operators
         else:
             for kind in ("role", "rolebinding"):
-                extra(kind, lambda o: o["metadata"]["name"] == OPERATOR)
+                extra(kind, lambda o: o["metadata"]["name"] == OPERATOR or on_condition(o))
         return found
 
     @staticmethod

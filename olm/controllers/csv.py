@@ -24,6 +24,12 @@ from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
 from olm.controllers.events import record_event, refused_as_terminating
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
+from olm.csv.operatorcondition import (
+    condition_role,
+    condition_role_binding,
+    needs_apply,
+    operator_condition,
+)
 from olm.csv.phase import (
     GroupApiCheck,
     Plan,
@@ -40,7 +46,6 @@ from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
 from olm.install.apiservices import names as apiservice_names
 from olm.install.certs import CertSettings
 from olm.install.deployments import refusal_message
-from olm.install.strategy import InvalidStrategy, parse_strategy
 from olm.install.webhooks import (
     ADMISSION_API,
     CONFIG_KINDS,
@@ -62,7 +67,6 @@ from olm.scope.conflicts import decide_provided_apis, recovery
 log = logging.getLogger("olm.csv")
 
 CSV = KINDS[Kind.CLUSTER_SERVICE_VERSION]
-OPERATOR_CONDITION = KINDS[Kind.OPERATOR_CONDITION]
 OPERATOR_GROUP = KINDS[Kind.OPERATOR_GROUP]
 OLM_ANNOTATIONS = (
     Annotation.OPERATOR_GROUP,
@@ -510,37 +514,18 @@ class CsvController:
                 )
 
     def _ensure_operator_condition(self, csv: dict[str, Any]) -> None:
+        """The CSV's OperatorCondition, then (once it has a uid) the Role and RoleBinding that
+        let the operator's ServiceAccounts read and update it (olm.csv.operatorcondition)."""
         meta = csv["metadata"]
-        try:
-            strategy = parse_strategy(csv)
-            deployments = [d.name for d in strategy.deployments]
-            accounts = strategy.service_accounts
-        except InvalidStrategy:
-            deployments, accounts = [], []
-        owner = {
-            "apiVersion": CSV.api_version,
-            "kind": CSV.kind.value,
-            "name": meta["name"],
-            "uid": meta["uid"],
-            "controller": True,
-            "blockOwnerDeletion": False,
-        }
-        spec = {"deployments": deployments, "serviceAccounts": accounts}
+        desired = operator_condition(csv)
         existing = self.store.get("operatorcondition", meta["namespace"], meta["name"])
-        if existing is not None:
-            same_spec = all((existing.get("spec") or {}).get(k) == v for k, v in spec.items())
-            if same_spec and owner in (existing["metadata"].get("ownerReferences") or []):
-                return
-        self.gateway.apply(
-            {
-                "apiVersion": OPERATOR_CONDITION.api_version,
-                "kind": OPERATOR_CONDITION.kind.value,
-                "metadata": {
-                    "name": meta["name"],
-                    "namespace": meta["namespace"],
-                    "labels": {Label.MANAGED.value: "true"},
-                    "ownerReferences": [owner],
-                },
-                "spec": spec,
-            }
-        )
+        if needs_apply(desired, existing):
+            self.gateway.apply(desired)
+        if existing is None or not existing["metadata"].get("uid"):
+            return  # its watch event wakes this CSV again
+        for kind, obj in (
+            ("role", condition_role(existing)),
+            ("rolebinding", condition_role_binding(existing)),
+        ):
+            if needs_apply(obj, self.store.get(kind, meta["namespace"], meta["name"])):
+                self.gateway.apply(obj)

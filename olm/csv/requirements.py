@@ -170,6 +170,30 @@ def _native_apis(
     return entries
 
 
+# rbac/v1 PolicyRule's fields in Go's order; `verbs` is always written, the rest only when set.
+POLICY_RULE_FIELDS = ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs")
+
+
+def policy_rule_json(rule: dict[str, Any]) -> str:
+    """A rule as OLM prints it (Go's json.Marshal of an rbac/v1 PolicyRule): fields in the
+    struct's order, unknown fields dropped, no spaces, non-ASCII kept, and <, >, & escaped."""
+    shaped: dict[str, Any] = {"verbs": rule.get("verbs")}
+    shaped |= {key: rule[key] for key in POLICY_RULE_FIELDS[1:] if rule.get(key)}
+    text = json.dumps(shaped, separators=(",", ":"), ensure_ascii=False)
+    for char, escape in GO_JSON_ESCAPES:
+        text = text.replace(char, escape)
+    return text
+
+
+GO_JSON_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
+
+
 def _service_accounts(
     csv: dict[str, Any], strategy: Strategy, inputs: RequirementInputs
 ) -> list[dict[str, Any]]:
@@ -195,7 +219,7 @@ def _service_accounts(
                         "version": "v1",
                         "kind": "PolicyRule",
                         "status": (RuleState.SATISFIED if held else RuleState.NOT_SATISFIED).value,
-                        "message": f"{scope} rule:{json.dumps(rule, sort_keys=True, separators=(',', ':'))}",
+                        "message": f"{scope} rule:{policy_rule_json(rule)}",
                     }
                 )
         if any(d["status"] == RuleState.NOT_SATISFIED for d in dependents):

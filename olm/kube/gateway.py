@@ -228,8 +228,8 @@ class Gateway:
             )
 
     def event(self, involved: dict[str, Any], event_type: str, reason: str, message: str) -> None:
-        namespace = involved["metadata"].get("namespace") or "default"
         body = event_body(involved, event_type, reason, message, utc_now())
+        namespace = body["metadata"]["namespace"]
         self._call("POST", self._path("v1", "Event", namespace), body=body, query=self._manager())
 
     # ----- reads -------------------------------------------------------------------------------

@@ -199,6 +199,26 @@ def test_getting_started_story(
         assert plane.get_json("operatorcondition", old, "-n", ns)["spec"]["deployments"] == [
             flavour.operator_deployment
         ]
+        # The operator may read and update its own OperatorCondition, and no other
+        # (OLM's Role and RoleBinding named after the CSV).
+        condition = plane.get_json("operatorcondition", old, "-n", ns)
+        assert "labels" not in condition["metadata"]
+        for account in set(condition["spec"]["serviceAccounts"]):
+            as_account = f"--as=system:serviceaccount:{ns}:{account}"
+            for verb, target, allowed in (
+                ("update", f"operatorconditions/{old}", "yes"),
+                ("get", f"operatorconditions/{old}", "yes"),
+                ("update", "operatorconditions/someone-else", "no"),
+            ):
+                wait_for(
+                    lambda verb=verb, target=target, allowed=allowed, who=as_account: (
+                        plane.kubectl(
+                            "auth", "can-i", verb, target, "-n", ns, who, check=False
+                        ).stdout.strip()
+                        == allowed
+                    ),
+                    what=f"{account} may {verb} {target}: {allowed}",
+                )
         group = plane.get_json("operatorgroup", "og", "-n", ns)
         assert (
             group["metadata"]["annotations"]["olm.providedAPIs"]

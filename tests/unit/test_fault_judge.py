@@ -74,6 +74,13 @@ def account(owners: list[str]) -> dict[str, Any]:
     )
 
 
+def on_condition(kind: str, name: str) -> dict[str, Any]:
+    """The Role or RoleBinding OLM makes on the OperatorCondition `name`."""
+    return obj(
+        kind, name, metadata={"ownerReferences": [{"kind": "OperatorCondition", "name": name}]}
+    )
+
+
 def converged(story: Story) -> list[tuple[str, str, dict[str, Any]]]:
     """(kind, event type, object) that make `story`'s namespace look finished and tidy."""
     events = [
@@ -83,6 +90,8 @@ def converged(story: Story) -> list[tuple[str, str, dict[str, Any]]]:
         ("memcached", "ADDED", obj("Memcached", "cache-a")),
         ("serviceaccount", "ADDED", obj("ServiceAccount", "default")),
         ("operatorcondition", "ADDED", obj("OperatorCondition", NEW)),
+        ("role", "ADDED", on_condition("Role", NEW)),
+        ("rolebinding", "ADDED", on_condition("RoleBinding", NEW)),
     ]
     if story.subscribes:
         return [
@@ -179,6 +188,9 @@ def test_the_end_state_is_missing(
             "rolebinding",
         ),
         (KUBECTL, [("role", "ADDED", owned("Role", "extra"))], '"role": ["extra"]'),
+        # the replaced CSV's OperatorCondition's Role, left behind
+        (KUBECTL, [("role", "ADDED", on_condition("Role", OLD))], OLD),
+        (AUTOMATIC, [("rolebinding", "ADDED", on_condition("RoleBinding", OLD))], OLD),
         (KUBECTL, [("deployment", "ADDED", obj("Deployment", "memcached-operator-2"))], "deploy"),
         (KUBECTL, [("serviceaccount", "ADDED", obj("ServiceAccount", "sa-2"))], "sa-2"),
         (KUBECTL, [("operatorcondition", "ADDED", obj("OperatorCondition", OLD))], OLD),

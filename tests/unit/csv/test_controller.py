@@ -23,6 +23,8 @@ CACHED = {
     "OperatorGroup": "operatorgroup",
     "Deployment": "deployment",
     "OperatorCondition": "operatorcondition",
+    "Role": "role",
+    "RoleBinding": "rolebinding",
     "Namespace": "namespace",
 }
 GROUP = {
@@ -82,6 +84,13 @@ def test_a_refused_deployment_fails_once_and_retries_quietly(
 
     sync(store, fake)
     clock[0] += datetime.timedelta(seconds=10)  # too early to retry
+    assert controller.reconcile(NS, "op.v1") == pytest.approx(20.0)
+    # The OperatorCondition has a uid now: its Role and RoleBinding follow, once.
+    assert [(w.verb, w.kind) for w in fake.take_writes()] == [
+        ("apply", "Role"),
+        ("apply", "RoleBinding"),
+    ]
+    sync(store, fake)
     assert controller.reconcile(NS, "op.v1") == pytest.approx(20.0)
     assert fake.take_writes() == []
 
