@@ -14,8 +14,9 @@ Status written (only the fields below, only when one differs):
 - `reason`/`message`: SpecInvalidError, ConfigMapError, RegistryServerError or
   InvalidIntervalError with a sentence naming the field or address and the fix; cleared when
   all is well;
-- `latestImageRegistryPoll` the first time the catalog is read; for image catalogs also each
-  time a poll finds the tag at a new digest, which `resolvedImage` (repo@sha256:...) names;
+- `latestImageRegistryPoll` (image catalogs only, as OLM) the first time the image is read
+  and each time a poll finds the tag at a new digest, which `resolvedImage` (repo@sha256:...)
+  names;
 - a failing image catalog is read again with backoff (1 s, 2 s, ... up to the poll interval);
   while its registry is unreachable (or answers 5xx) the catalog read last stays served, and
   the message says so.
@@ -257,8 +258,6 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
                     or status.get("latestImageRegistryPoll") is None
                 ):
                     wanted["latestImageRegistryPoll"] = timestamp(snapshot.now)
-            elif status.get("latestImageRegistryPoll") is None:
-                wanted["latestImageRegistryPoll"] = timestamp(snapshot.now)
     if reason is None and interval_problem:
         reason, message = CatalogSourceReason.INVALID_INTERVAL_ERROR, interval_problem
     wanted["reason"] = reason.value if reason else None

@@ -18,6 +18,7 @@ from typing import Any
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import OPERATOR_CONDITION_ENV, Label
 from olm.api.views import owner_reference
+from olm.install.overrides import canonical_resources
 from olm.install.strategy import DeploymentSpecEntry
 
 
@@ -106,13 +107,23 @@ def refusal_message(index: int, deployment: dict[str, Any], error: str, status: 
     )
 
 
+def _empty(value: Any) -> bool:
+    return value is None or (not isinstance(value, (int, float)) and not value) or value is False
+
+
 def is_subset(wanted: Any, actual: Any) -> bool:
     """True when every field we set is present in `actual` with the same value.
 
     Fields the API server defaults (or other managers add) are ignored, so only real edits of
-    what we own count as drift.
+    what we own count as drift. What the API server changes on its way in is not drift either:
+    an empty value it omits (`value: ""` of an env var, `{}`, `[]`) and a container resource
+    quantity it canonicalizes and rounds up to milli-units (`cpu: 100n` is served as `1m`).
     """
+    if actual is None and _empty(wanted):
+        return True
     if isinstance(wanted, dict):
+        if isinstance(wanted.get("resources"), dict):
+            wanted = {**wanted, "resources": canonical_resources(wanted["resources"])}
         return isinstance(actual, dict) and all(
             is_subset(v, actual.get(k)) for k, v in wanted.items()
         )

@@ -126,11 +126,25 @@ def canonical_quantity(value: Any) -> Any:
     return f"{int(mantissa)}{_DECIMAL_SUFFIX[exponent]}"
 
 
-def _canonical_resources(resources: dict[str, Any]) -> dict[str, Any]:
+def served_quantity(value: Any) -> Any:
+    """A container resource quantity as the API server stores it: canonical, and rounded up to
+    milli-units, as its defaulting does for every resource ("100n" -> "1m", "1500u" -> "2m")."""
+    canonical = canonical_quantity(value)
+    if isinstance(canonical, str) and canonical[-1:] in ("n", "u"):
+        digits = canonical[:-1]
+        if digits.lstrip("-").isdigit():
+            per_milli = 10**6 if canonical.endswith("n") else 10**3
+            milli = -(-int(digits) // per_milli)  # ceiling
+            return canonical_quantity(f"{milli}m")
+    return canonical
+
+
+def canonical_resources(resources: dict[str, Any]) -> dict[str, Any]:
+    """`resources` with its limits and requests as the API server serves them back."""
     result = copy.deepcopy(resources)
     for key in ("limits", "requests"):
         if isinstance(result.get(key), dict):
-            result[key] = {k: canonical_quantity(v) for k, v in result[key].items()}
+            result[key] = {k: served_quantity(v) for k, v in result[key].items()}
     return result
 
 
@@ -206,7 +220,7 @@ def apply_config(deployment: dict[str, Any], config: dict[str, Any] | None) -> d
         pod["tolerations"] = _append_missing(pod.get("tolerations") or [], config["tolerations"])
     if config.get("resources") is not None:
         for container in containers:
-            container["resources"] = _canonical_resources(config["resources"])
+            container["resources"] = canonical_resources(config["resources"])
     if config.get("nodeSelector") is not None:
         pod["nodeSelector"] = dict(config["nodeSelector"])
     if config.get("affinity") is not None:

@@ -52,6 +52,7 @@ from olm.install.certs import (
     reusable,
     service_hosts,
 )
+from olm.install.deployments import is_subset
 
 VALIDATING = "ValidatingAdmissionWebhook"
 MUTATING = "MutatingAdmissionWebhook"
@@ -579,23 +580,9 @@ def conversion_patches(
         for crd_name in desc.get("conversionCRDs") or []:
             body = render_conversion(csv, desc, crd_name, materials[desc["deploymentName"]].ca_pem)
             have = ((crds.get(crd_name) or {}).get("spec") or {}).get("conversion") or {}
-            if not _is_subset(body["spec"]["conversion"], have):
+            if not is_subset(body["spec"]["conversion"], have):
                 patches.append(body)
     return patches
-
-
-def _is_subset(wanted: Any, actual: Any) -> bool:
-    if isinstance(wanted, dict):
-        return isinstance(actual, dict) and all(
-            _is_subset(v, actual.get(k)) for k, v in wanted.items()
-        )
-    if isinstance(wanted, list):
-        return (
-            isinstance(actual, list)
-            and len(wanted) == len(actual)
-            and all(_is_subset(w, a) for w, a in zip(wanted, actual, strict=True))
-        )
-    return bool(wanted == actual)
 
 
 def missing(
@@ -621,8 +608,8 @@ def missing(
         if material is None:
             return f"no serving certificate for webhook {generate_name}"
         want = render_config(csv, desc, selector, material.ca_pem, existing["metadata"]["name"])
-        if not _is_subset(want["metadata"]["labels"], existing["metadata"].get("labels")) or not (
-            _is_subset(want["webhooks"], existing.get("webhooks"))
+        if not is_subset(want["metadata"]["labels"], existing["metadata"].get("labels")) or not (
+            is_subset(want["webhooks"], existing.get("webhooks"))
         ):
             return f"{kind} {existing['metadata']['name']} for webhook {generate_name} is not as declared"
     return None

@@ -54,7 +54,6 @@ GRPC = {"sourceType": "grpc", "address": ADDRESS}
 CONFIGMAP = {"sourceType": "configmap", "configMap": "cm"}
 READY_STATUS = {
     "connectionState": {"address": ADDRESS, "lastObservedState": "READY", "lastConnect": EARLIER},
-    "latestImageRegistryPoll": EARLIER,
 }
 CM = {"metadata": {"name": "cm", "namespace": "ns", "uid": "u1", "resourceVersion": "10"}}
 CM_REFERENCE = {
@@ -70,7 +69,6 @@ def test_a_new_address_catalog_becomes_ready() -> None:
     plan = decide(snapshot(source(GRPC)), Fetched(catalog=catalog("a")))
     assert plan.status == {
         "connectionState": {"address": ADDRESS, "lastObservedState": "READY", "lastConnect": STAMP},
-        "latestImageRegistryPoll": STAMP,
     }
     assert plan.cache is not None and plan.cache.priority == 0
     assert plan.cache.fingerprint == fingerprint(catalog("a"))
@@ -148,9 +146,7 @@ def test_configmap_catalog_records_its_reference() -> None:
     assert plan.status is not None
     assert plan.status["configMapReference"] == {**CM_REFERENCE, "lastUpdateTime": STAMP}
     assert "connectionState" not in plan.status
-    steady = source(
-        CONFIGMAP, {"configMapReference": CM_REFERENCE, "latestImageRegistryPoll": EARLIER}
-    )
+    steady = source(CONFIGMAP, {"configMapReference": CM_REFERENCE})
     assert decide(snapshot(steady), Fetched(catalog=catalog("a"), configmap=CM)).status is None
     changed = {"metadata": {**CM["metadata"], "resourceVersion": "11"}}
     plan = decide(snapshot(steady), Fetched(catalog=catalog("a"), configmap=changed))
