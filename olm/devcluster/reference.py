@@ -39,6 +39,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -482,6 +483,25 @@ def port_in_use(port: int) -> bool:
             except OSError:
                 return True
     return False
+
+
+def busy_health_ports() -> list[int]:
+    """OLM's fixed health ports that something holds now."""
+    return [port for port in HEALTH_PORTS.values() if port_in_use(port)]
+
+
+def wait_for_health_ports(timeout: float, say: Callable[[str], None] | None = None) -> None:
+    """Wait while another reference cluster (a benchmark, the parity suite, a test) holds OLM's
+    fixed health ports; TimeoutError (saying what holds them) after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    told = False
+    while busy := busy_health_ports():
+        if time.monotonic() > deadline:
+            raise TimeoutError(busy_ports_message(busy))
+        if say is not None and not told:
+            say(f"OLM's ports {busy} are taken (another reference cluster runs); waiting")
+            told = True
+        time.sleep(5)
 
 
 def busy_ports_message(busy: Sequence[int]) -> str:

@@ -27,6 +27,7 @@ from olm.devcluster.reference import (
     ensure_reference_olm,
     go_available,
     reference_dir,
+    wait_for_health_ports,
 )
 from tests.conftest import REPO, ControlPlane, wait_for
 
@@ -51,6 +52,7 @@ def olm_dev(state_dir: Path, *args: str, timeout: float = 900) -> subprocess.Com
 @pytest.fixture(scope="module")
 def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     state = tmp_path_factory.mktemp("reference") / "cluster"
+    wait_for_health_ports(1200)  # a benchmark or the parity suite may run a reference OLM
     up = olm_dev(state, "up", "--reference-olm")
     assert up.returncode == 0, up.stderr
     try:

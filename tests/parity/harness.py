@@ -26,6 +26,7 @@ from typing import Any
 
 from olm.devcluster import manifests
 from olm.devcluster.cluster import DevCluster, default_state_dir
+from olm.devcluster.reference import wait_for_health_ports
 from tests.conftest import ControlPlane, OlmOperator
 from tests.parity.normalize import normalize
 
@@ -176,12 +177,7 @@ def started(side: str, reference: str) -> Iterator[Side]:
     log_dir.mkdir(parents=True, exist_ok=True)
     up = [*OLM, "dev", "--state-dir", str(state), "up"] + (["--reference-olm"] if real_olm else [])
     if real_olm:  # another reference cluster (a benchmark, a test) may hold OLM's fixed ports
-        wait(
-            lambda: not any(_listening(p) for p in REFERENCE_PORTS),
-            PORT_WAIT,
-            "OLM's health ports :8080 and :8443 to be free (another reference OLM runs)",
-            5,
-        )
+        wait_for_health_ports(PORT_WAIT)
     result = subprocess.run(up, capture_output=True, text=True, check=False)
     try:
         if result.returncode != 0:
@@ -215,14 +211,7 @@ def started(side: str, reference: str) -> Iterator[Side]:
         )
 
 
-REFERENCE_PORTS = (8080, 8443)
 PORT_WAIT = 1200.0
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(1)
-        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def catalog_ready(side: Side, name: str) -> bool:

@@ -249,3 +249,13 @@ def test_status_probes_the_reference_components(tmp_path: Path) -> None:
     assert set(checks) == {ref.OLM_OPERATOR, ref.CATALOG_OPERATOR, ref.SAMPLES_SERVER}
     ok, detail = checks[ref.SAMPLES_SERVER]()
     assert not ok and f"127.0.0.1:{port}" in detail
+
+
+def test_waiting_for_the_health_ports_ends_when_they_are_free_or_says_who_holds_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ref, "busy_health_ports", lambda: [])
+    ref.wait_for_health_ports(0)  # free: returns at once
+    monkeypatch.setattr(ref, "busy_health_ports", lambda: [8443])
+    with pytest.raises(TimeoutError, match=r"Port :8443 \(all interfaces\) is already in use"):
+        ref.wait_for_health_ports(-1)
