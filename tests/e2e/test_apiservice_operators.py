@@ -73,6 +73,21 @@ def test_an_owned_apiservice_is_available_answers_and_goes_with_the_csv(
         service = plane.get_json("service", SERVICE, "-n", namespace)
         assert [(p["port"], p["targetPort"]) for p in service["spec"]["ports"]] == [(8443, 8443)]
 
+        # OLM's per-API roles, so a namespace's admins, editors and viewers may use the API.
+        roles = [f"echoes-v1alpha1-{suffix}" for suffix in ("admin", "edit", "view")]
+        wait_for(
+            lambda: all(
+                plane.kubectl("get", "clusterrole", role, check=False).returncode == 0
+                for role in roles
+            ),
+            timeout=60,
+            what=f"ClusterRoles {roles}",
+        )
+        edit = plane.get_json("clusterrole", roles[1])
+        assert edit["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"] == "true"
+        assert edit["rules"][0]["apiGroups"] == ["echo.example.com"]
+        assert edit["rules"][0]["resources"] == ["echoes"]
+
         # The kube-apiserver proxies the group-version to the operator's own process.
         answer = plane.kubectl("get", "--raw", "/apis/echo.example.com/v1alpha1")
         listing = json.loads(answer.stdout)
