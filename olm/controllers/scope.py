@@ -418,14 +418,34 @@ def _name(obj: Mapping[str, Any]) -> str:
     return str(_meta(obj).get("name") or "")
 
 
-def _decide_and_execute(state: ScopeState, csv: Mapping[str, Any], only: str | None) -> ScopePlan:
-    """Decide and execute; once more when copies were just created and copied RBAC waits for
-    their uids."""
+# At most this many copies are written by one pass over a CSV; the rest come with the next
+# pass, queued behind whatever else waits. A global operator in a cluster of 1,000 namespaces
+# would otherwise hold a worker for minutes, and a few of them hold every worker: the
+# operators' own installs then waited for all their copies (measured: 5 operators Succeeded
+# after 538 s with copies on, 39 s with copies off).
+COPY_WRITES_PER_PASS = 50
+
+
+def _bounded(plan: ScopePlan) -> bool:
+    """Cut the plan's copy writes to one pass's share; True when some were left for later."""
+    if len(plan.copies.writes) <= COPY_WRITES_PER_PASS:
+        return False
+    plan.copies.writes = plan.copies.writes[:COPY_WRITES_PER_PASS]
+    return True
+
+
+def _decide_and_execute(
+    state: ScopeState, csv: Mapping[str, Any], only: str | None
+) -> tuple[ScopePlan, bool]:
+    """Decide and execute (a bounded share of the copies); once more when copies were just
+    created and copied RBAC waits for their uids. True when copies are left for another pass."""
     plan = decide_scope(state.snapshot(csv, only))
+    more = _bounded(plan)
     if state.execute(csv, plan) and plan.rbac.waiting_for_copies:
         plan = decide_scope(state.snapshot(csv, only))
+        more = _bounded(plan)
         state.execute(csv, plan)
-    return plan
+    return plan, more
 
 
 class ScopeController:
@@ -449,7 +469,9 @@ class ScopeController:
             return None
         if is_copied(csv):
             return None
-        plan = _decide_and_execute(state, csv, None)
+        plan, more = _decide_and_execute(state, csv, None)
+        if more:
+            return 0.0  # the next share of copies, behind the keys already waiting
         if plan.api_roles.missing:
             log.info(
                 "%s/%s: per-API ClusterRoles wait: %s", namespace, name, plan.api_roles.missing
@@ -492,7 +514,7 @@ class ScopeNamespaceController:
             for csv in store.items("csv", group_ns):
                 if is_copied(csv) or _meta(csv).get("deletionTimestamp"):
                     continue
-                plan = _decide_and_execute(state, csv, target)
+                plan, _ = _decide_and_execute(state, csv, target)
                 if target in plan.copies.deletes:
                     deleted.add(_name(csv))
         for copy in store.items(COPIED_CSV, target):
