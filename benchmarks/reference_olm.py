@@ -26,6 +26,13 @@ Memory (another pair of fresh clusters): the same AllNamespaces operator in `ope
 10, 100 and 1,000 namespaces; at each step, once every namespace holds its copy, RSS is sampled
 for `SETTLE_SECONDS` (peak) and read: `olm run` against the real `olm` + `catalog` processes
 (`opm serve` of the samples catalog reported beside them: olm-py serves its catalog in-process).
+
+Five operators (issue 10's case, another pair of fresh clusters): 1,000 namespaces first, then
+the 5 AllNamespaces operators of the global-operators bench (`global_csv(0..4)`) applied in
+`operators`, copied CSVs on; the clock runs from the first `kubectl apply` until the 5 originals
+read `Succeeded` and every namespace holds all 5 (5 x namespaces CSVs); RSS sampled meanwhile
+(peak), then for `SETTLE_SECONDS`, and read. `--only five-operators` runs just this step and
+merges it into the results of the last full run.
 """
 
 from __future__ import annotations
@@ -88,8 +95,13 @@ POLL = 0.05
 STORY_TIMEOUT = 300.0
 COPY_TIMEOUT = 480.0  # the real OLM's resync (5 min +-20 %) and some margin
 SCALE_TIMEOUT = 1800.0  # per step; a step that does not finish is reported as incomplete
+FIVE_OPERATORS = 5
+FIVE_NAMESPACES = 1000
+FIVE_TIMEOUT = 1200.0  # per side: the real OLM may copy only at its resync (5 min +-20 %)
 PORTS_TIMEOUT = 1800.0  # waiting for another reference cluster (parity) to free :8080/:8443
 CSV_PATH = "/apis/operators.coreos.com/v1alpha1"
+FIVE_KEY = "five_operators"
+ONLY_STEPS = {"five-operators": FIVE_KEY}
 
 
 # ----- pure helpers ---------------------------------------------------------------------------
@@ -186,6 +198,62 @@ def memory_rows(memory: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]
     return rows
 
 
+def only_step(args: Sequence[str]) -> str | None:
+    """The step `--only NAME` (or `--only=NAME`) asks for, as its results key; None without
+    --only. An unknown name is a usage error that lists the known ones."""
+    value: str | None = None
+    for index, arg in enumerate(args):
+        if arg == "--only":
+            if index + 1 >= len(args):
+                raise SystemExit(f"--only needs a step: one of {', '.join(ONLY_STEPS)}")
+            value = args[index + 1]
+        elif arg.startswith("--only="):
+            value = arg.removeprefix("--only=")
+    if value is None:
+        return None
+    if value not in ONLY_STEPS:
+        raise SystemExit(f"--only {value}: unknown step; one of {', '.join(ONLY_STEPS)}")
+    return ONLY_STEPS[value]
+
+
+def expected_csvs(operators: int, namespaces: int) -> int:
+    """CSVs once every global operator is everywhere: its original in `operators` and one copy
+    in every other namespace, for each operator."""
+    return operators * namespaces
+
+
+def five_operators_row(five: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """Both sides of the five-operator step in one row (None when the step was not run)."""
+    if not five:
+        return None
+    a, b = five.get(OLM_PY) or {}, five.get(REFERENCE) or {}
+    return {
+        "namespaces": a.get("namespaces") or b.get("namespaces"),
+        "operators": a.get("operators") or b.get("operators"),
+        f"{OLM_PY}_rss_mib": a.get("rss_mib"),
+        f"{REFERENCE}_rss_mib": b.get("rss_mib"),
+        f"{OLM_PY}_peak_rss_mib": a.get("peak_rss_mib"),
+        f"{REFERENCE}_peak_rss_mib": b.get("peak_rss_mib"),
+        "ratio": ratio(a.get("rss_mib"), b.get("rss_mib")),
+        "opm_serve_mib": (b.get("by_process_mib") or {}).get(SAMPLES_SERVER),
+        f"{OLM_PY}_seconds": a.get("seconds_until_copies"),
+        f"{REFERENCE}_seconds": b.get("seconds_until_copies"),
+    }
+
+
+def merge_step(
+    previous: dict[str, Any], key: str, step: dict[str, Any], phases: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The results of the last full run with one step's results (re)placed under `key` and
+    its phases appended (earlier phases of the same step replaced); nothing else changes."""
+    merged = dict(previous)
+    merged[key] = step
+    merged["phases"] = [
+        phase for phase in previous.get("phases") or [] if phase.get("phase") != key
+    ] + list(phases)
+    return merged
+
+
 def _cell(value: Any, unit: str = "", digits: int = 1) -> str:
     return "—" if value is None else f"{value:.{digits}f}{unit}"
 
@@ -219,6 +287,15 @@ def markdown(summary: dict[str, Any]) -> str:
             f"| {_cell(row[f'{REFERENCE}_rss_mib'], ' MiB')} | {_cell(row['ratio'], 'x', 2)} "
             f"| {_cell(row['opm_serve_mib'], ' MiB')} "
             f"| {_cell(row[f'{OLM_PY}_seconds'], ' s')} / {_cell(row[f'{REFERENCE}_seconds'], ' s')} |"
+        )
+    five = summary.get("five_operators_row")
+    if five:
+        lines.append(
+            f"| {five['namespaces']:,} x {five['operators']} operators "
+            f"| {_cell(five[f'{OLM_PY}_rss_mib'], ' MiB')} "
+            f"| {_cell(five[f'{REFERENCE}_rss_mib'], ' MiB')} | {_cell(five['ratio'], 'x', 2)} "
+            f"| {_cell(five['opm_serve_mib'], ' MiB')} "
+            f"| {_cell(five[f'{OLM_PY}_seconds'], ' s')} / {_cell(five[f'{REFERENCE}_seconds'], ' s')} |"
         )
     return "\n".join(lines)
 
@@ -577,7 +654,96 @@ def memory(side: Side, progress: Progress, scale: Sequence[int]) -> list[dict[st
     return steps
 
 
+def _succeeded(side: Side) -> int:
+    """How many CSVs in `operators` (the 5 originals) read Succeeded."""
+    listing = side.get(f"{CSV_PATH}/namespaces/{OPERATORS_NAMESPACE}/clusterserviceversions")
+    return sum(
+        1
+        for csv in (listing or {}).get("items") or []
+        if (csv.get("status") or {}).get("phase") == "Succeeded"
+    )
+
+
+def five_operators(side: Side, progress: Progress) -> dict[str, Any]:
+    """1,000 namespaces, then 5 AllNamespaces operators in `operators`, copies on: RSS and
+    the seconds from the first apply until the originals succeed and every copy exists."""
+    _create_tenants(side, 0, FIVE_NAMESPACES)
+    namespaces = listed_count(side.get("/api/v1/namespaces?limit=1") or {})
+    want = expected_csvs(FIVE_OPERATORS, namespaces)
+    progress.say(f"{side.name}: {namespaces} namespaces; applying {FIVE_OPERATORS} operators")
+    started = time.monotonic()
+    for index in range(FIVE_OPERATORS):
+        side.apply(global_csv(index), OPERATORS_NAMESPACE)
+    peak, succeeded_at, done_at, csvs, said = 0.0, None, None, 0, 0.0
+    while True:
+        peak = max(peak, side.rss()[0])
+        elapsed = time.monotonic() - started
+        if succeeded_at is None and _succeeded(side) == FIVE_OPERATORS:
+            succeeded_at = elapsed
+        csvs = listed_count(side.get(f"{CSV_PATH}/clusterserviceversions?limit=1") or {})
+        if succeeded_at is not None and csvs >= want:
+            done_at = elapsed
+            break
+        if elapsed > FIVE_TIMEOUT:
+            break
+        if elapsed - said >= 60:
+            said = elapsed
+            progress.say(f"{side.name}: {csvs}/{want} CSVs after {elapsed:.0f} s")
+        time.sleep(1.0)
+    settle_until = time.monotonic() + SETTLE_SECONDS
+    while time.monotonic() < settle_until:
+        peak = max(peak, side.rss()[0])
+        time.sleep(0.5)
+    total, each = side.rss()
+    progress.say(
+        f"{side.name}: {FIVE_OPERATORS} operators x {namespaces} namespaces: {csvs}/{want} CSVs"
+        + (f" after {done_at:.1f} s" if done_at is not None else " (timed out)")
+        + f"; RSS {total:.0f} MiB (peak {peak:.0f})"
+    )
+    return {
+        "namespaces": FIVE_NAMESPACES,
+        "operators": FIVE_OPERATORS,
+        "namespaces_in_cluster": namespaces,
+        "csvs": csvs,
+        "csvs_wanted": want,
+        "complete": done_at is not None,
+        "seconds_until_succeeded": None if succeeded_at is None else round(succeeded_at, 1),
+        "seconds_until_copies": None if done_at is None else round(done_at, 1),
+        "rss_mib": round(total, 1),
+        "peak_rss_mib": round(max(peak, total), 1),
+        "by_process_mib": {name: round(value, 1) for name, value in each.items()},
+        "load": load(),
+    }
+
+
 # ----- the run ----------------------------------------------------------------------------------
+
+
+def _on_both_sides(
+    state: Path,
+    progress: Progress,
+    phase_name: str,
+    body: Callable[[Side], Any],
+    phases: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """Run `body` on a fresh cluster of each side in turn; its results by side."""
+    results: dict[str, Any] = {}
+    for side_name in SIDES:
+        started = time.monotonic()
+        before = load()
+        progress.say(f"== {phase_name} on a fresh {side_name} cluster")
+        with SIDE_STARTERS[side_name](state / phase_name, progress) as side:
+            results[side_name] = body(side)
+        phases.append(
+            {
+                "phase": phase_name,
+                "side": side_name,
+                "seconds": round(time.monotonic() - started, 1),
+                "load_before": before,
+                "load_after": load(),
+            }
+        )
+    return results
 
 
 def run(
@@ -585,6 +751,7 @@ def run(
     repetitions: int = REPETITIONS,
     scale: Sequence[int] = SCALE,
     write: bool = True,
+    five: bool = True,
 ) -> dict[str, Any]:
     progress = Progress()
     summary: dict[str, Any] = {
@@ -597,33 +764,42 @@ def run(
         "phases": [],
     }
     with tempfile.TemporaryDirectory(prefix="olm-bench-ref-") as state:
-        for phase_name, body in (
-            ("stories", lambda side: stories(side, progress, repetitions)),
-            ("memory", lambda side: memory(side, progress, scale)),
-        ):
-            for side_name in SIDES:
-                started = time.monotonic()
-                before = load()
-                progress.say(f"== {phase_name} on a fresh {side_name} cluster")
-                with SIDE_STARTERS[side_name](Path(state) / phase_name, progress) as side:
-                    summary["timings" if phase_name == "stories" else "memory"][side_name] = body(
-                        side
-                    )
-                summary["phases"].append(
-                    {
-                        "phase": phase_name,
-                        "side": side_name,
-                        "seconds": round(time.monotonic() - started, 1),
-                        "load_before": before,
-                        "load_after": load(),
-                    }
-                )
+        phases = summary["phases"]
+        summary["timings"] = _on_both_sides(
+            Path(state), progress, "stories", lambda s: stories(s, progress, repetitions), phases
+        )
+        summary["memory"] = _on_both_sides(
+            Path(state), progress, "memory", lambda s: memory(s, progress, scale), phases
+        )
+        if five:
+            summary[FIVE_KEY] = _on_both_sides(
+                Path(state), progress, FIVE_KEY, lambda s: five_operators(s, progress), phases
+            )
     summary["timing_rows"] = timing_rows(summary["timings"])
     summary["memory_rows"] = memory_rows(summary["memory"])
+    summary["five_operators_row"] = five_operators_row(summary.get(FIVE_KEY) or {})
     summary["load_at_end"] = load()
     if write:
         _write(results_dir, summary)
     print(markdown(summary), file=sys.stderr)
+    return summary
+
+
+def run_five_operators(results_dir: Path, write: bool = True) -> dict[str, Any]:
+    """Only the five-operator step, on both sides; merged into the last full run's results."""
+    progress = Progress()
+    phases: list[dict[str, Any]] = []
+    path = results_dir / "reference_olm.json"
+    previous = json.loads(path.read_text()) if path.exists() else {"benchmark": "reference_olm"}
+    with tempfile.TemporaryDirectory(prefix="olm-bench-ref-") as state:
+        step = _on_both_sides(
+            Path(state), progress, FIVE_KEY, lambda s: five_operators(s, progress), phases
+        )
+    summary = merge_step(previous, FIVE_KEY, step, phases)
+    summary["five_operators_row"] = five_operators_row(step)
+    if write:
+        _write(results_dir, summary)
+    print(markdown({"timing_rows": [], "memory_rows": [], **summary}), file=sys.stderr)
     return summary
 
 
@@ -647,23 +823,36 @@ def _write(results_dir: Path, summary: dict[str, Any]) -> None:
             value = row[f"{side_name}_rss_mib"]
             if value is not None:
                 memory_bars.append((f"{row['namespaces']} ns · {side_name}", value))
+    five = summary.get("five_operators_row")
+    if five:
+        for side_name in SIDES:
+            value = five[f"{side_name}_rss_mib"]
+            if value is not None:
+                memory_bars.append(
+                    (f"{five['namespaces']} ns x {five['operators']} ops · {side_name}", value)
+                )
     bar_chart(
         results_dir / "reference-olm-memory.svg",
-        f"RSS, an AllNamespaces operator, copies on: olm run vs {REFERENCE} olm + catalog",
+        f"RSS, AllNamespaces operators, copies on: olm run vs {REFERENCE} olm + catalog",
         "MiB",
         memory_bars,
     )
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m benchmarks.reference_olm [--quick]`: --quick is 1 repetition and 10
-    namespaces, written to a temporary directory (a smoke run of the bench itself)."""
+    """`python -m benchmarks.reference_olm [--quick | --only five-operators]`: --quick is 1
+    repetition and 10 namespaces, without the five-operator step, written to a temporary
+    directory (a smoke run of the bench itself); --only five-operators runs that step alone
+    and merges it into benchmarks/results/reference_olm.json."""
     args = argv if argv is not None else sys.argv[1:]
     # SIGTERM unwinds like Ctrl-C, so the clusters of the run are taken down.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if "--quick" in args:
+    only = only_step(args)
+    if only == FIVE_KEY:
+        summary = run_five_operators(RESULTS)
+    elif "--quick" in args:
         with tempfile.TemporaryDirectory() as out:
-            summary = run(Path(out), repetitions=1, scale=(10,))
+            summary = run(Path(out), repetitions=1, scale=(10,), five=False)
     else:
         summary = run(RESULTS)
     print(json.dumps(summary, indent=2))

@@ -12,9 +12,13 @@ from benchmarks.reference_olm import (
     STORIES,
     awaits_approval,
     deployment_back,
+    expected_csvs,
+    five_operators_row,
     listed_count,
     markdown,
     memory_rows,
+    merge_step,
+    only_step,
     plan_for,
     ratio,
     spread,
@@ -145,3 +149,83 @@ def test_rows_and_table() -> None:
         in text
     )
     assert "| 1,000 | — | 900.0 MiB | — | 50.0 MiB | — / — |" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ([], None),
+        (["--quick"], None),
+        (["--only", "five-operators"], "five_operators"),
+        (["--only=five-operators"], "five_operators"),
+    ],
+)
+def test_only_step(args: list[str], expected: str | None) -> None:
+    assert only_step(args) == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--only"], "needs a step"), (["--only", "memory"], "unknown step")],
+)
+def test_only_step_usage_errors(args: list[str], message: str) -> None:
+    with pytest.raises(SystemExit, match=message) as raised:
+        only_step(args)
+    assert "five-operators" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("operators", "namespaces", "expected"),
+    [(1, 1006, 1006), (5, 1006, 5030), (5, 1, 5), (0, 10, 0)],
+)
+def test_expected_csvs(operators: int, namespaces: int, expected: int) -> None:
+    assert expected_csvs(operators, namespaces) == expected
+
+
+def test_five_operators_row_and_table() -> None:
+    assert five_operators_row({}) is None
+    five = {
+        OLM_PY: {
+            "namespaces": 1000,
+            "operators": 5,
+            "rss_mib": 150.0,
+            "peak_rss_mib": 160.0,
+            "seconds_until_copies": 90.0,
+        },
+        REFERENCE: {
+            "namespaces": 1000,
+            "operators": 5,
+            "rss_mib": 300.0,
+            "peak_rss_mib": 320.0,
+            "seconds_until_copies": None,
+            "by_process_mib": {"samples-catalog": 53.0},
+        },
+    }
+    row = five_operators_row(five)
+    assert row is not None
+    assert (row["ratio"], row["opm_serve_mib"], row[f"{REFERENCE}_peak_rss_mib"]) == (
+        0.5,
+        53.0,
+        320.0,
+    )
+    text = markdown({"timing_rows": [], "memory_rows": [], "five_operators_row": row})
+    assert "| 1,000 x 5 operators | 150.0 MiB | 300.0 MiB | 0.50x | 53.0 MiB | 90.0 s / — |" in text
+    only_ours = five_operators_row({OLM_PY: five[OLM_PY]})
+    assert only_ours is not None and only_ours["ratio"] is None
+
+
+@pytest.mark.parametrize(
+    ("previous_phases", "expected_phases"),
+    [
+        ([], ["five_operators"]),
+        ([{"phase": "stories"}, {"phase": "memory"}], ["stories", "memory", "five_operators"]),
+        ([{"phase": "memory"}, {"phase": "five_operators"}], ["memory", "five_operators"]),
+    ],
+)
+def test_merge_step(previous_phases: list[dict[str, Any]], expected_phases: list[str]) -> None:
+    previous = {"timings": {"a": 1}, "memory": {"b": 2}, "phases": previous_phases}
+    merged = merge_step(previous, "five_operators", {"x": 3}, [{"phase": "five_operators"}])
+    assert merged["five_operators"] == {"x": 3}
+    assert (merged["timings"], merged["memory"]) == ({"a": 1}, {"b": 2})
+    assert [phase["phase"] for phase in merged["phases"]] == expected_phases
+    assert previous["phases"] == previous_phases  # the previous results are left as they were
