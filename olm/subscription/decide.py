@@ -242,6 +242,13 @@ def _one_plan(
     return reused
 
 
+# An unpack in progress or failed: the condition shown, and its sibling taken off.
+UNPACKING_CONDITIONS = {
+    SubscriptionReason.UNPACKING_IN_PROGRESS: (Types.BUNDLE_UNPACKING, Types.BUNDLE_UNPACK_FAILED),
+    SubscriptionReason.BUNDLE_UNPACK_FAILED: (Types.BUNDLE_UNPACK_FAILED, Types.BUNDLE_UNPACKING),
+}
+
+
 def _resolution_conditions(snapshot: Snapshot, result: Resolved, failures: Failures) -> None:
     """ResolutionFailed on the failing Subscriptions (and one Event when it is new or
     changed), off the others; unpacking conditions off all (OLM), but BundleUnpackFailed on
@@ -250,34 +257,22 @@ def _resolution_conditions(snapshot: Snapshot, result: Resolved, failures: Failu
     for subscription in snapshot.subscriptions:
         name = subscription["metadata"]["name"]
         status = result.statuses[name]
-        if name in failures and failures[name][0] is SubscriptionReason.UNPACKING_IN_PROGRESS:
-            # OLM while its unpack Job runs: BundleUnpacking, and no InstallPlan yet.
-            reason, message = failures[name]
+        reason_and_message = failures.get(name)
+        unpacking = UNPACKING_CONDITIONS.get(reason_and_message[0]) if reason_and_message else None
+        if reason_and_message and unpacking:
+            # OLM while its unpack Job runs (BundleUnpacking) or after it failed
+            # (BundleUnpackFailed): no InstallPlan yet, and no ResolutionFailed.
+            reason, message = reason_and_message
+            shown, hidden = unpacking
             conditions = set_condition(
                 status.get("conditions") or [],
-                Types.BUNDLE_UNPACKING,
+                shown,
                 ConditionStatus.TRUE,
                 reason.value,
                 message,
                 snapshot.now,
             )
-            status["conditions"] = remove_conditions(
-                conditions, Types.BUNDLE_UNPACK_FAILED, Types.RESOLUTION_FAILED
-            )
-            continue
-        if name in failures and failures[name][0] is SubscriptionReason.BUNDLE_UNPACK_FAILED:
-            reason, message = failures[name]
-            conditions = set_condition(
-                status.get("conditions") or [],
-                Types.BUNDLE_UNPACK_FAILED,
-                ConditionStatus.TRUE,
-                reason.value,
-                message,
-                snapshot.now,
-            )
-            status["conditions"] = remove_conditions(
-                conditions, Types.BUNDLE_UNPACKING, Types.RESOLUTION_FAILED
-            )
+            status["conditions"] = remove_conditions(conditions, hidden, Types.RESOLUTION_FAILED)
             continue
         conditions = remove_conditions(
             status.get("conditions") or [], Types.BUNDLE_UNPACKING, Types.BUNDLE_UNPACK_FAILED
