@@ -35,6 +35,10 @@ SESSION_ID = uuid.uuid4().hex[:8]
 REPO = Path(__file__).resolve().parents[1]
 # ../shared beside the repo holds the upstream fixtures and corpus the tests read.
 SHARED = Path(os.environ.get("OLM_PY_SHARED", REPO.parent / "shared"))
+# The bound of a state-based wait for one cluster step (a Deployment rollout, a CSV phase, an
+# InstallPlan, a catalog READY, a namespace deletion): a step of seconds may take minutes on a
+# loaded 2-core machine running the whole suite. Only a failing wait ever lasts this long.
+STEP_TIMEOUT = 240.0
 
 
 @dataclass

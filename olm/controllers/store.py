@@ -8,6 +8,14 @@ Invariants:
   worker reconciles before it, so no decision is made on a half-loaded cache after a restart.
 - `retain` purges what a relist no longer shows (objects deleted during a watch gap), but only
   entries that have not changed since the relist began, so a concurrent watch event always wins.
+- An entry is never replaced by an older version of the same object. Controllers write through
+  (they keep what the API server answered to their write), and that answer can reach the store
+  after a watch event that is newer still: a Deployment's status written by the
+  controller-manager between the apply and its answer. Kept, the older copy would stay until
+  the object changed again, which a settled object never does: a CSV would wait for ever for a
+  rollout that had long finished. Older means a smaller `metadata.resourceVersion`; the API
+  calls it opaque, but every API server backed by etcd uses etcd's global revision, one
+  increasing integer. Values that are not integers are compared by nothing (the newcomer wins).
 """
 
 from __future__ import annotations
@@ -19,6 +27,17 @@ from typing import Any
 Key = tuple[str, str]  # (namespace or "", name)
 
 
+def _revision(obj: dict[str, Any]) -> int | None:
+    value = (obj.get("metadata") or {}).get("resourceVersion")
+    return int(value) if isinstance(value, str) and value.isdigit() else None
+
+
+def _older(candidate: dict[str, Any], current: dict[str, Any]) -> bool:
+    """Whether `candidate` is an older version than `current` (see the module's invariants)."""
+    new, old = _revision(candidate), _revision(current)
+    return new is not None and old is not None and new < old
+
+
 class Store:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -26,13 +45,14 @@ class Store:
         self.synced = threading.Event()
 
     def upsert(self, kind: str, obj: dict[str, Any]) -> dict[str, Any] | None:
-        """Keep `obj`; return the entry it replaced (None when it is new)."""
+        """Keep `obj` unless the entry is newer; return the entry it met (None when new)."""
         meta = obj.get("metadata") or {}
         key = (meta.get("namespace") or "", meta.get("name") or "")
         with self._lock:
             objects = self._objects.setdefault(kind, {})
             old = objects.get(key)
-            objects[key] = obj
+            if old is None or not _older(obj, old):
+                objects[key] = obj
         return old
 
     def delete(self, kind: str, namespace: str, name: str) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import REPO, ControlPlane, wait_for
+from tests.conftest import REPO, STEP_TIMEOUT, ControlPlane, wait_for
 
 SAMPLE = REPO / "manifests" / "samples" / "memcached-operator"
 
@@ -110,7 +110,7 @@ def phase(plane: ControlPlane, namespace: str, name: str) -> str:
 
 
 def wait_phase(
-    plane: ControlPlane, namespace: str, name: str, expected: str, timeout: float = 90
+    plane: ControlPlane, namespace: str, name: str, expected: str, timeout: float = STEP_TIMEOUT
 ) -> dict[str, Any]:
     wait_for(
         lambda: phase(plane, namespace, name) == expected,

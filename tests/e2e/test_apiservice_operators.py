@@ -21,7 +21,7 @@ import pytest
 import yaml
 from cryptography import x509
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import operator_group, wait_phase
 
 CSV_FILE = Path(__file__).parent / "data" / "echo-apiservice.v0.1.0.csv.yaml"
@@ -53,7 +53,7 @@ def test_an_owned_apiservice_is_available_answers_and_goes_with_the_csv(
     csv = yaml.safe_load(CSV_FILE.read_text())
     plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(csv))
     try:
-        wait_phase(plane, namespace, CSV_NAME, "Succeeded/InstallSucceeded", timeout=150)
+        wait_phase(plane, namespace, CSV_NAME, "Succeeded/InstallSucceeded")
 
         apiservice = plane.get_json("apiservice", APISERVICE)
         assert available(apiservice)
@@ -96,5 +96,7 @@ def test_an_owned_apiservice_is_available_answers_and_goes_with_the_csv(
     finally:
         plane.kubectl("delete", "csv", CSV_NAME, "-n", namespace, "--wait=false", check=False)
     wait_for(
-        lambda: not apiservice_exists(plane), timeout=60, what=f"APIService {APISERVICE} deleted"
+        lambda: not apiservice_exists(plane),
+        timeout=STEP_TIMEOUT,
+        what=f"APIService {APISERVICE} deleted",
     )

@@ -18,7 +18,7 @@ from olm.catalog.formats import bundle_properties
 from olm.catalog.model import Bundle, Entry
 from olm.catalog.render import to_yaml
 from olm.catalog.samples import build
-from tests.conftest import ControlPlane, OlmOperator, wait_for
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import operator_group, phase
 from tests.e2e.test_subscriptions import approve, plan_for, subscribe, subscription
 
@@ -75,7 +75,7 @@ class Server:
             ],
             stderr=subprocess.DEVNULL,
         )
-        wait_for(lambda: _listening(self.port), timeout=30, what="the catalog server")
+        wait_for(lambda: _listening(self.port), timeout=STEP_TIMEOUT, what="the catalog server")
 
     def stop(self) -> None:
         if self.process is not None:
@@ -120,7 +120,7 @@ def catalog_source(plane: ControlPlane, namespace: str, port: int) -> None:
             ).get("lastObservedState")
             == "READY"
         ),
-        timeout=60,
+        timeout=STEP_TIMEOUT,
         what="catalog READY",
     )
 
@@ -137,7 +137,7 @@ def test_a_new_channel_head_upgrades_the_subscription(
         lambda: (
             (subscription(control_plane, namespace).get("status") or {}).get("installedCSV") == V2
         ),
-        timeout=120,
+        timeout=STEP_TIMEOUT,
         what="0.0.2 installed",
     )
     served.stop()
@@ -145,14 +145,19 @@ def test_a_new_channel_head_upgrades_the_subscription(
     served.start()
     wait_for(
         lambda: phase(control_plane, namespace, V3) == "Succeeded/InstallSucceeded",
-        timeout=120,
+        timeout=STEP_TIMEOUT,
         what="0.0.3 from the updated catalog",
     )
     wait_for(
         lambda: (subscription(control_plane, namespace)["status"]).get("installedCSV") == V3,
         what="installedCSV 0.0.3",
     )
-    assert phase(control_plane, namespace, V2) == "absent"
+    # The replaced CSV goes after its successor Succeeded, in its own time (its finalizer).
+    wait_for(
+        lambda: phase(control_plane, namespace, V2) == "absent",
+        timeout=STEP_TIMEOUT,
+        what=f"{V2} deleted",
+    )
 
 
 def test_skip_range_is_taken_in_one_hop(
@@ -173,7 +178,7 @@ def test_skip_range_is_taken_in_one_hop(
     approve(control_plane, namespace, plan_for(control_plane, namespace, V1))
     wait_for(
         lambda: phase(control_plane, namespace, V1) == "Succeeded/InstallSucceeded",
-        timeout=90,
+        timeout=STEP_TIMEOUT,
         what="0.0.1 installed",
     )
     next_plan = wait_for(
@@ -184,10 +189,13 @@ def test_skip_range_is_taken_in_one_hop(
                     "installplan.operators.coreos.com", "-n", namespace
                 )["items"]
                 if V1 not in p["spec"]["clusterServiceVersionNames"]
+                # Created first, its steps written after: wait for them.
+                and (p.get("status") or {}).get("plan")
             ),
             None,
         ),
-        what="the next InstallPlan",
+        timeout=STEP_TIMEOUT,
+        what="the next InstallPlan, with its steps",
     )
     assert next_plan["spec"]["clusterServiceVersionNames"] == [V3], (
         "0.0.3's skipRange covers 0.0.1: one hop, skipping 0.0.2"
@@ -200,7 +208,7 @@ def test_skip_range_is_taken_in_one_hop(
             phase(control_plane, namespace, V3) == "Succeeded/InstallSucceeded"
             and phase(control_plane, namespace, V1) == "absent"
         ),
-        timeout=120,
+        timeout=STEP_TIMEOUT,
         what="0.0.3 replacing 0.0.1",
     )
 
@@ -235,7 +243,7 @@ def test_an_unknown_catalog_type_and_a_catalog_that_goes_away(
     subscribe(plane, namespace, "Automatic", source="updating", sourceNamespace=namespace)
     wait_for(
         lambda: phase(plane, namespace, V2) == "Succeeded/InstallSucceeded",
-        timeout=120,
+        timeout=STEP_TIMEOUT,
         what="0.0.2 installed",
     )
     plane.kubectl("delete", "catsrc", "updating", "-n", namespace)
@@ -265,7 +273,7 @@ def test_a_crd_update_that_would_reject_existing_instances_fails_with_the_reason
     approve(plane, namespace, plan_for(plane, namespace, V2))
     wait_for(
         lambda: phase(plane, namespace, V2) == "Succeeded/InstallSucceeded",
-        timeout=90,
+        timeout=STEP_TIMEOUT,
         what="0.0.2 installed",
     )
     instance = {
@@ -287,7 +295,7 @@ def test_a_crd_update_that_would_reject_existing_instances_fails_with_the_reason
         )
         return status if status.get("phase") == "Failed" else None
 
-    status = wait_for(failed, timeout=60, what="the InstallPlan to fail")
+    status = wait_for(failed, timeout=STEP_TIMEOUT, what="the InstallPlan to fail")
     assert (
         f'"{namespace}/big": updated validation is too restrictive: spec.size' in status["message"]
     )
@@ -346,15 +354,12 @@ def test_a_configmap_catalog_is_read_and_its_plans_explain_unserved_kinds(
         )
         return status if status.get("phase") == "Failed" else None
 
-    status = wait_for(failed, timeout=60, what="the plan to fail on v1beta1 CRDs")
+    status = wait_for(failed, timeout=STEP_TIMEOUT, what="the plan to fail on v1beta1 CRDs")
     assert (
         "the API server does not serve CustomResourceDefinition in apiextensions.k8s.io/v1beta1"
         in status["message"]
     )
     assert "removed in Kubernetes 1.22" in status["message"]
-    conditions = {
-        c["type"]: c for c in subscription(control_plane, namespace, "etcd")["status"]["conditions"]
-    }
     wait_for(
         lambda: (
             "InstallPlanFailed"
@@ -365,4 +370,7 @@ def test_a_configmap_catalog_is_read_and_its_plans_explain_unserved_kinds(
         ),
         what="InstallPlanFailed",
     )
+    conditions = {
+        c["type"]: c for c in subscription(control_plane, namespace, "etcd")["status"]["conditions"]
+    }
     assert conditions["CatalogSourcesUnhealthy"]["status"] == "False"

@@ -26,7 +26,7 @@ import yaml
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
 from olm.devcluster.progress import Progress
-from tests.conftest import REPO, ControlPlane, _test_state_root, wait_for
+from tests.conftest import REPO, STEP_TIMEOUT, ControlPlane, _test_state_root, wait_for
 from tests.e2e.stories import SAMPLE, operator_group, phase, wait_phase
 
 CHART = REPO / "charts" / "olm-py"
@@ -155,7 +155,7 @@ def kubectl_csv_story(plane: ControlPlane, namespace: str) -> None:
     plane.kubectl("apply", "-n", namespace, "-f", str(SAMPLE / "rbac.yaml"))
     csv = yaml.safe_load((SAMPLE / f"{OLD}.csv.yaml").read_text())
     plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(csv))
-    wait_phase(plane, namespace, OLD, "Succeeded/InstallSucceeded", timeout=120)
+    wait_phase(plane, namespace, OLD, "Succeeded/InstallSucceeded")
 
 
 def subscribe(plane: ControlPlane, namespace: str) -> None:
@@ -177,7 +177,9 @@ def subscribe(plane: ControlPlane, namespace: str) -> None:
     plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(body))
 
 
-def subscription_completes(plane: ControlPlane, namespace: str, timeout: float = 150) -> None:
+def subscription_completes(
+    plane: ControlPlane, namespace: str, timeout: float = STEP_TIMEOUT
+) -> None:
     """The Subscription story's end: the channel head Succeeded, the Subscription at it."""
     wait_for(
         lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
@@ -268,7 +270,9 @@ def test_the_standby_takes_over_and_a_story_in_flight_completes(
     os.kill(leader_pid, signal.SIGSTOP)  # ...and the leader hangs (a dead node, a partition)
     try:
         stopped = time.monotonic()
-        wait_for(lambda: lease_holder(plane) == standby, timeout=45, what=f"{standby} to lead")
+        wait_for(
+            lambda: lease_holder(plane) == standby, timeout=STEP_TIMEOUT, what=f"{standby} to lead"
+        )
         took = time.monotonic() - stopped
         print(f"the standby took over {took:.1f}s after the leader stopped", file=sys.stderr)
         subscription_completes(plane, "chart-failover")

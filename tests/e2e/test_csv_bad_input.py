@@ -38,6 +38,12 @@ QUIET_SECONDS = 32
 CYCLE = "spec.replaces forms a cycle"
 
 
+def apply_together(plane: ControlPlane, namespace: str, objs: list[dict[str, Any]]) -> None:
+    """One `kubectl create` of a List: the objects are created in order, back to back."""
+    listing = {"apiVersion": "v1", "kind": "List", "items": objs}
+    plane.kubectl("create", "-n", namespace, "-f", "-", stdin=json.dumps(listing))
+
+
 @dataclass
 class Case:
     name: str
@@ -50,6 +56,10 @@ class Case:
     # "Phase/Reason" and message fragments, or "absent" once OLM deleted it.
     others: list[dict[str, Any]] = field(default_factory=list)
     others_end: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    # `others` and `csv` in one `kubectl create` of a List, in that order: they exist within
+    # milliseconds of each other. Otherwise each is its own kubectl call, and olm-py may act
+    # on the first before the next one exists.
+    together: bool = False
 
 
 def sharing_deployment(csv: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
@@ -60,6 +70,12 @@ def sharing_deployment(csv: dict[str, Any], owner: dict[str, Any]) -> dict[str, 
 
 
 BASE = minimal_csv("base")
+# Three CSVs whose spec.replaces form a ring: ring-a -> ring-b -> ring-c -> ring-a.
+RING = {
+    "ring-a": minimal_csv("ring-a", replaces="ring-b"),
+    "ring-b": minimal_csv("ring-b", replaces="ring-c"),
+    "ring-c": minimal_csv("ring-c", replaces="ring-a"),
+}
 
 
 def big_annotations() -> dict[str, str]:
@@ -181,6 +197,8 @@ CASES = [
         "Failed/InvalidInstallStrategy",
         ["spec.install.spec.deployments[0].spec.template.spec.containers[0] must be an object"],
     ),
+    # Two CSVs can only ever be a cycle: cycle-b cannot be replaced (and deleted) by cycle-a
+    # before cycle-a is seen to close the cycle, so one kubectl call after the other is enough.
     Case(
         "replace-cycle-of-two",
         minimal_csv("cycle-a", replaces="cycle-b"),
@@ -191,17 +209,19 @@ CASES = [
     ),
     Case(
         "replace-cycle-of-three",
-        minimal_csv("ring-a", replaces="ring-b"),
+        RING["ring-a"],
         "Failed/OwnerConflict",
         [CYCLE, "ring-a replaces ring-b, ring-b replaces ring-c, ring-c replaces ring-a"],
-        others=[
-            minimal_csv("ring-b", replaces="ring-c"),
-            minimal_csv("ring-c", replaces="ring-a"),
-        ],
+        # Applied one by one, ring-b would upgrade ring-c (and have it deleted) before ring-a
+        # closed the ring: an ordinary upgrade chain, not a cycle (test_replace_ring_orders).
+        # The newest of the first two, ring-b, goes last of them: it would have to install
+        # completely within the List before ring-c could go.
+        others=[RING["ring-c"], RING["ring-b"]],
         others_end={
             "ring-b": ("Failed/OwnerConflict", [CYCLE]),
             "ring-c": ("Failed/OwnerConflict", [CYCLE]),
         },
+        together=True,
     ),
     Case(
         "two-replace-the-same-one",
@@ -238,9 +258,12 @@ def cases(
         for index, targets in enumerate(case.groups):
             name = "og" if len(case.groups) == 1 else f"og-{index}"
             operator_group(control_plane, namespace, name, targets)
-        for other in case.others:
-            apply(control_plane, namespace, other)
-        apply(control_plane, namespace, case.csv)
+        if case.together:
+            apply_together(control_plane, namespace, [*case.others, case.csv])
+        else:
+            for other in case.others:
+                apply(control_plane, namespace, other)
+            apply(control_plane, namespace, case.csv)
         placed[case.name] = (namespace, case)
     yield placed
     for namespace, _ in placed.values():
@@ -283,6 +306,42 @@ def test_two_replacers_leave_the_deployment_to_the_first(
     deployment = control_plane.get_json("deployment", "base-controller", "-n", namespace)
     assert deployment["metadata"]["labels"]["olm.owner"] == "upgrade-1"
     assert [o["name"] for o in deployment["metadata"]["ownerReferences"]] == ["upgrade-1"]
+
+
+def test_a_ring_applied_one_at_a_time_is_an_upgrade_chain(
+    control_plane: ControlPlane, olm_operator: OlmOperator, log_start: int, namespace: str
+) -> None:
+    """The ring's CSVs applied one by one, each settled first, never exist all at once:
+    ring-c arrives already replaced by the installed ring-b and is deleted, then ring-a
+    upgrades ring-b. No cycle ever forms, so none is reported (the same as OLM v0.38)."""
+    operator_group(control_plane, namespace)
+    apply(control_plane, namespace, RING["ring-b"])
+    wait_phase(control_plane, namespace, "ring-b", "Succeeded/InstallSucceeded")
+    apply(control_plane, namespace, RING["ring-c"])
+    wait_for(lambda: phase(control_plane, namespace, "ring-c") == "absent", what="ring-c deleted")
+    assert phase(control_plane, namespace, "ring-b") == "Succeeded/InstallSucceeded"
+    apply(control_plane, namespace, RING["ring-a"])
+    wait_phase(control_plane, namespace, "ring-a", "Succeeded/InstallSucceeded")
+    wait_for(lambda: phase(control_plane, namespace, "ring-b") == "absent", what="ring-b deleted")
+    assert phase(control_plane, namespace, "ring-a") == "Succeeded/InstallSucceeded"
+
+
+def test_a_ring_that_closes_on_an_installed_csv_fails_whole(
+    control_plane: ControlPlane, olm_operator: OlmOperator, log_start: int, namespace: str
+) -> None:
+    """ring-b installed; then ring-a (an upgrade of ring-b) and ring-c (closing the ring)
+    together. All three fail with the cycle named, the installed ring-b too, and its
+    Deployment stays: nothing is deleted while the ring stands."""
+    operator_group(control_plane, namespace)
+    apply(control_plane, namespace, RING["ring-b"])
+    wait_phase(control_plane, namespace, "ring-b", "Succeeded/InstallSucceeded")
+    before = control_plane.get_json("deployment", "ring-b-controller", "-n", namespace)
+    apply_together(control_plane, namespace, [RING["ring-a"], RING["ring-c"]])
+    for name in ("ring-a", "ring-b", "ring-c"):
+        csv = wait_phase(control_plane, namespace, name, "Failed/OwnerConflict")
+        assert CYCLE in csv["status"]["message"], csv["status"]["message"]
+    after = control_plane.get_json("deployment", "ring-b-controller", "-n", namespace)
+    assert after["metadata"]["uid"] == before["metadata"]["uid"]
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ goes through OLM's failure and reinstall path back to Succeeded."""
 
 from __future__ import annotations
 
-from tests.conftest import ControlPlane, OlmOperator, Recorder, wait_for
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, Recorder, wait_for
 from tests.e2e.stories import install_sample, phase
 
 CSV = "memcached-operator.v0.0.1"
@@ -42,7 +42,7 @@ def test_an_edited_operator_deployment_is_put_back(
         # loaded machine (a whole CI run on 2 cores) slows down: allow it time.
         wait_for(
             lambda: phase(control_plane, namespace, CSV) == "Succeeded/InstallSucceeded",
-            timeout=240,
+            timeout=STEP_TIMEOUT,
             what="Succeeded again",
         )
     finally:
@@ -74,10 +74,13 @@ def test_a_deleted_operator_deployment_is_reinstalled(
                 ]["uid"]
                 != old_uid
             ),
+            timeout=STEP_TIMEOUT,
             what="a new Deployment",
         )
+        # A rollout from nothing, as slow on a loaded machine as the one above.
         wait_for(
             lambda: phase(control_plane, namespace, CSV) == "Succeeded/InstallSucceeded",
+            timeout=STEP_TIMEOUT,
             what="Succeeded again",
         )
     finally:

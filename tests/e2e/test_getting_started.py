@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import REPO, SHARED, ControlPlane, OlmOperator, Recorder, wait_for
+from tests.conftest import REPO, SHARED, STEP_TIMEOUT, ControlPlane, OlmOperator, Recorder, wait_for
 from tests.e2e.stories import phase
 
 SAMPLE = REPO / "manifests" / "samples" / "memcached-operator"
@@ -145,15 +145,23 @@ def test_getting_started_story(
             }
         ),
     )
-    plane.kubectl(
-        "delete", "crd", "memcacheds.cache.example.com", "--ignore-not-found", "--wait=true"
-    )
+    # Watching before the CRD goes: the watch's first listing must come before the CSV exists,
+    # or its first states are missed (a later `kubectl delete` gives it that head start).
     recorder = Recorder(plane, ns)
     try:
+        plane.kubectl(
+            "delete",
+            "crd",
+            "memcacheds.cache.example.com",
+            "--ignore-not-found",
+            "--wait=true",
+            timeout=STEP_TIMEOUT,
+        )
         # 1. The CSV alone: nothing installs; the missing CRD and service account are named.
         plane.kubectl("apply", "-f", "-", stdin=csv_manifest(flavour.csv_files[0], ns))
         wait_for(
             lambda: phase(plane, ns, old) == "Pending/RequirementsNotMet",
+            timeout=STEP_TIMEOUT,
             what=f"{old} RequirementsNotMet",
         )
         status = plane.get_json("csv", old, "-n", ns)["status"]
@@ -175,7 +183,7 @@ def test_getting_started_story(
             plane.kubectl("apply", "-n", ns, "-f", str(path))
         wait_for(
             lambda: phase(plane, ns, old) == "Succeeded/InstallSucceeded",
-            timeout=90,
+            timeout=STEP_TIMEOUT,
             what=f"{old} Succeeded",
         )
         deployment = plane.get_json("deployment", flavour.operator_deployment, "-n", ns)
@@ -251,7 +259,13 @@ def test_getting_started_story(
                 what=f"deployment {name}",
             )
             plane.kubectl(
-                "wait", "-n", ns, "--for=condition=Available", f"deployment/{name}", "--timeout=90s"
+                "wait",
+                "-n",
+                ns,
+                "--for=condition=Available",
+                f"deployment/{name}",
+                f"--timeout={STEP_TIMEOUT:.0f}s",
+                timeout=STEP_TIMEOUT + 30,
             )
             wait_for(
                 lambda n=name, s=size: (
@@ -275,10 +289,12 @@ def test_getting_started_story(
         plane.kubectl("apply", "-f", "-", stdin=csv_manifest(flavour.csv_files[1], ns))
         wait_for(
             lambda: phase(plane, ns, new) == "Succeeded/InstallSucceeded",
-            timeout=90,
+            timeout=STEP_TIMEOUT,
             what=f"{new} Succeeded",
         )
-        wait_for(lambda: phase(plane, ns, old) == "absent", timeout=60, what=f"{old} deleted")
+        wait_for(
+            lambda: phase(plane, ns, old) == "absent", timeout=STEP_TIMEOUT, what=f"{old} deleted"
+        )
         taken_over = plane.get_json("deployment", flavour.operator_deployment, "-n", ns)
         assert taken_over["metadata"]["uid"] == operator_uid, (
             "the operator Deployment is taken over, not recreated"
@@ -291,7 +307,8 @@ def test_getting_started_story(
             "-n",
             ns,
             f"deployment/{flavour.operator_deployment}",
-            "--timeout=60s",
+            f"--timeout={STEP_TIMEOUT:.0f}s",
+            timeout=STEP_TIMEOUT + 30,
         )
         if flavour.writes_reconciled_by:
             wait_for(

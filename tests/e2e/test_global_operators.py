@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import statistics
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ import yaml
 from olm.kube.client import api_client
 from olm.kube.errors import NotFound
 from olm.kube.gateway import Gateway
-from tests.conftest import SHARED, ControlPlane, OlmOperator, wait_for
+from tests.conftest import SHARED, STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import wait_phase, warning_events
 from tests.e2e.test_catalog_updates import Server
 
@@ -77,7 +76,8 @@ MORE: list[dict[str, Any]] = [
     },
 ]
 ROLE_SUFFIXES = ("admin", "edit", "view", "crdview")
-NEW_NAMESPACE_GOAL_SECONDS = 2.0  # OLM v0: 0.8-1.4 s on the same kind of cluster (issue 10)
+# How soon a new namespace gets its copies is measured by `make bench` (global-operators:
+# goal about 2 s, OLM v0 0.8-1.4 s); here it is printed, and only its arrival is asserted.
 
 
 # ----- what an admin types ---------------------------------------------------------------------
@@ -111,7 +111,7 @@ def catalog_source(plane: ControlPlane, namespace: str, name: str, port: int) ->
             .get("lastObservedState")
             == "READY"
         ),
-        timeout=60,
+        timeout=STEP_TIMEOUT,
         what=f"CatalogSource {namespace}/{name} READY",
     )
 
@@ -280,7 +280,7 @@ def test_the_csv_is_copied_into_every_namespace_and_into_new_ones_at_once(
     assert namespace in others
     found = wait_for(
         lambda: (c := copies(plane, operator, OPERATORS)) and others <= set(c) and c,
-        timeout=30,
+        timeout=STEP_TIMEOUT,
         what="a copy in every namespace",
     )
     assert OPERATORS not in found, "no copy in the operator's own namespace"
@@ -319,24 +319,28 @@ def test_the_csv_is_copied_into_every_namespace_and_into_new_ones_at_once(
                     )
                     break
                 except NotFound:
-                    assert time.monotonic() - start < 30, f"no copy in {name} after 30 s"
+                    assert time.monotonic() - start < STEP_TIMEOUT, f"no copy in {name}"
                     time.sleep(0.02)
             waits.append(time.monotonic() - start)
         print(f"time until a new namespace has its copy: {[round(w, 2) for w in waits]} s")
-        assert statistics.median(waits) < NEW_NAMESPACE_GOAL_SECONDS, waits
-        assert max(waits) < 2 * NEW_NAMESPACE_GOAL_SECONDS, waits
         late = created[0]
         wait_for(
             lambda: (
                 (copies(plane, operator, OPERATORS).get(late) or {}).get("status", {}).get("reason")
                 == "Copied"
             ),
-            timeout=10,
+            timeout=STEP_TIMEOUT,
             what="the new copy's status",
         )
 
         # kubectl delete namespace: it goes (nothing holds it), and no copy comes back.
-        plane.kubectl("delete", "namespace", late, "--timeout=90s", timeout=120)
+        plane.kubectl(
+            "delete",
+            "namespace",
+            late,
+            f"--timeout={STEP_TIMEOUT:.0f}s",
+            timeout=STEP_TIMEOUT + 30,
+        )
         time.sleep(2)
         assert late not in copies(plane, operator, OPERATORS)
         assert late not in namespaces(plane)
@@ -354,7 +358,7 @@ def test_the_operator_and_each_namespace_s_users_get_rights_in_every_namespace(
     # The CSV's namespaced permissions hold in any namespace (lifted to a ClusterRole).
     wait_for(
         lambda: can_i(plane, operator_sa, "create", "configmaps", namespace),
-        timeout=30,
+        timeout=STEP_TIMEOUT,
         what="the operator's permissions in a namespace it serves",
     )
     assert can_i(plane, operator_sa, "update", "leases.coordination.k8s.io", "default")
@@ -397,11 +401,16 @@ def test_the_operator_and_each_namespace_s_users_get_rights_in_every_namespace(
     )
     wait_for(
         lambda: can_i(plane, "alice", "create", operator["crd"], namespace),
-        timeout=30,
+        timeout=STEP_TIMEOUT,
         what="edit users can create the operator's CRs",
     )
     assert not can_i(plane, "alice", "create", operator["crd"], "default")
-    assert can_i(plane, "bob", "list", operator["crd"], namespace)
+    # Bob's binding came after Alice's, and `view` is aggregated on its own: waited for too.
+    wait_for(
+        lambda: can_i(plane, "bob", "list", operator["crd"], namespace),
+        timeout=STEP_TIMEOUT,
+        what="view users can list the operator's CRs",
+    )
     assert not can_i(plane, "bob", "create", operator["crd"], namespace)
 
 
@@ -421,7 +430,7 @@ def test_three_global_operators_side_by_side_each_reach_every_namespace(
         for operator in operators:
             found = wait_for(
                 lambda op=operator: others <= set(c := copies(plane, op, OPERATORS)) and c,
-                timeout=60,
+                timeout=STEP_TIMEOUT,
                 what=f"a copy of {operator['csv']} in every namespace",
             )
             assert OPERATORS not in found
@@ -444,12 +453,17 @@ def test_three_global_operators_side_by_side_each_reach_every_namespace(
                         missing.discard(name)
                     except NotFound:
                         pass
-                assert time.monotonic() - start < 30, f"no copies {missing} in {late} after 30 s"
+                assert time.monotonic() - start < STEP_TIMEOUT, f"no copies {missing} in {late}"
                 time.sleep(0.02)
             waited = time.monotonic() - start
             print(f"time until a new namespace has all three copies: {waited:.2f} s")
-            assert waited < 2 * NEW_NAMESPACE_GOAL_SECONDS, waited
-            plane.kubectl("delete", "namespace", late, "--timeout=90s", timeout=120)
+            plane.kubectl(
+                "delete",
+                "namespace",
+                late,
+                f"--timeout={STEP_TIMEOUT:.0f}s",
+                timeout=STEP_TIMEOUT + 30,
+            )
             time.sleep(2)
             for operator in operators:
                 assert late not in copies(plane, operator, OPERATORS)
@@ -473,13 +487,13 @@ def test_three_global_operators_side_by_side_each_reach_every_namespace(
                 lambda op=operator, v=verb, r=resource: can_i(
                     plane, service_account(op, OPERATORS), v, r, namespace
                 ),
-                timeout=30,
+                timeout=STEP_TIMEOUT,
                 what=f"{operator['sa']} may {verb} {resource} in {namespace}",
             )
         for operator in operators:
             assert wait_for(
                 lambda op=operator: can_i(plane, "carol", "create", op["crd"], namespace),
-                timeout=30,
+                timeout=STEP_TIMEOUT,
                 what=f"edit users can create {operator['crd']}",
             )
             assert not can_i(plane, "carol", "create", operator["crd"], "default")
@@ -514,7 +528,9 @@ def test_disabling_copied_csvs_removes_the_copies_and_enabling_brings_them_back(
     olm_config(True)
     try:
         wait_for(
-            lambda: not copies(plane, operator, OPERATORS), timeout=30, what="no copy anywhere"
+            lambda: not copies(plane, operator, OPERATORS),
+            timeout=STEP_TIMEOUT,
+            what="no copy anywhere",
         )
         events = wait_for(
             lambda: [
@@ -548,7 +564,7 @@ def test_disabling_copied_csvs_removes_the_copies_and_enabling_brings_them_back(
         others = set(namespaces(plane)) - {OPERATORS}
         wait_for(
             lambda: others <= set(copies(plane, operator, OPERATORS)),
-            timeout=30,
+            timeout=STEP_TIMEOUT,
             what="a copy in every namespace again",
         )
         wait_for(
@@ -585,17 +601,35 @@ def test_uninstalling_removes_the_copies_and_the_lifted_rbac(
     plane.kubectl(
         "delete", "subscription.operators.coreos.com", operator["package"], "-n", OPERATORS
     )
-    plane.kubectl("delete", "csv", operator["csv"], "-n", OPERATORS, "--timeout=60s")
-    wait_for(lambda: not copies(plane, operator, OPERATORS), timeout=30, what="no copy left")
+    plane.kubectl(
+        "delete",
+        "csv",
+        operator["csv"],
+        "-n",
+        OPERATORS,
+        f"--timeout={STEP_TIMEOUT:.0f}s",
+        timeout=STEP_TIMEOUT + 30,
+    )
+    wait_for(
+        lambda: not copies(plane, operator, OPERATORS), timeout=STEP_TIMEOUT, what="no copy left"
+    )
     wait_for(
         lambda: (
             not plane.get_json("clusterrolebindings", "-l", owned)["items"]
             and not plane.get_json("clusterroles", "-l", owned)["items"]
         ),
-        timeout=30,
+        timeout=STEP_TIMEOUT,
         what="the lifted ClusterRoles and ClusterRoleBindings to go",
     )
-    assert not can_i(plane, service_account(operator, OPERATORS), "create", "configmaps", "default")
+    # The API server's authorizer learns of the deletion by its own watch: waited for.
+    wait_for(
+        lambda: (
+            not can_i(
+                plane, service_account(operator, OPERATORS), "create", "configmaps", "default"
+            )
+        ),
+        what="the operator's rights gone",
+    )
 
 
 # ----- MultiNamespace ----------------------------------------------------------------------------
@@ -636,13 +670,19 @@ def test_a_multi_namespace_group_s_copies_and_rbac_follow_its_targets(
         group([t1, t2, t3])
         subscribe(plane, namespace, operator, "corpus")
         wait_phase(plane, namespace, operator["csv"], "Succeeded/InstallSucceeded", timeout=240)
-        wait_for(lambda: follows({t1, t2, t3}, {t4, "default"}), timeout=30, what="3 targets")
+        wait_for(
+            lambda: follows({t1, t2, t3}, {t4, "default"}), timeout=STEP_TIMEOUT, what="3 targets"
+        )
         uid = plane.get_json("operatorgroup", "og", "-n", namespace)["metadata"]["uid"]
         label = f"olm.operatorgroup.uid/{uid}"
-        labelled = {
-            n["metadata"]["name"] for n in plane.get_json("namespaces", "-l", label)["items"]
-        }
-        assert labelled == {t1, t2, t3}
+
+        def labelled() -> set[str]:
+            return {
+                n["metadata"]["name"] for n in plane.get_json("namespaces", "-l", label)["items"]
+            }
+
+        # The namespaces' labels are another controller's work than copies and RBAC.
+        wait_for(lambda: labelled() == {t1, t2, t3}, what="the group label on its 3 targets")
         roles = plane.get_json("roles", "-n", t1, "-l", f"olm.copiedFrom={namespace}")["items"]
         assert len(roles) == 1 and roles[0]["metadata"]["labels"]["olm.owner.namespace"] == t1
         copy_uid = copies(plane, operator, namespace)[t1]["metadata"]["uid"]
@@ -654,23 +694,25 @@ def test_a_multi_namespace_group_s_copies_and_rbac_follow_its_targets(
 
         # A fourth target, then the first one dropped.
         group([t1, t2, t3, t4])
-        wait_for(lambda: follows({t1, t2, t3, t4}, {"default"}), timeout=30, what="4 targets")
+        wait_for(
+            lambda: follows({t1, t2, t3, t4}, {"default"}), timeout=STEP_TIMEOUT, what="4 targets"
+        )
         group([t2, t3, t4])
-        wait_for(lambda: follows({t2, t3, t4}, {t1, "default"}), timeout=30, what="t1 dropped")
+        wait_for(
+            lambda: follows({t2, t3, t4}, {t1, "default"}), timeout=STEP_TIMEOUT, what="t1 dropped"
+        )
+        wait_for(lambda: labelled() == {t2, t3, t4}, what="the group label to follow")
+        # Copy, RoleBinding and Role in t1 are deleted one after the other: the last one waited.
         wait_for(
             lambda: (
-                {n["metadata"]["name"] for n in plane.get_json("namespaces", "-l", label)["items"]}
-                == {t2, t3, t4}
+                not plane.get_json("roles", "-n", t1, "-l", f"olm.copiedFrom={namespace}")["items"]
             ),
-            what="the group label to follow",
+            what="the copied Role gone from t1",
         )
-        assert not plane.get_json("roles", "-n", t1, "-l", f"olm.copiedFrom={namespace}")["items"]
-        assert phase_of(plane, namespace, operator["csv"]) == "Succeeded"
+        # New targets change the CSV's olm.targetNamespaces, which its Deployment carries: the
+        # operator rolls out again, and settles.
+        wait_phase(plane, namespace, operator["csv"], "Succeeded/InstallSucceeded")
     finally:
         uninstall(plane, namespace, operator)
         for name in (t1, t2, t3, t4):
             plane.kubectl("delete", "namespace", name, "--wait=false", "--ignore-not-found")
-
-
-def phase_of(plane: ControlPlane, namespace: str, name: str) -> str:
-    return str((plane.get_json("csv", name, "-n", namespace).get("status") or {}).get("phase"))

@@ -9,7 +9,7 @@ import json
 import uuid
 from typing import Any
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import minimal_csv, operator_group, phase
 
 API = "Widget.v1.conflict.example.com"
@@ -54,7 +54,7 @@ def test_overlapping_groups_cannot_provide_the_same_api(
         plane.kubectl("apply", "-n", other, "-f", "-", stdin=json.dumps(second))
         wait_for(
             lambda: phase(plane, other, "widgets-b.v1") == "Failed/InterOperatorGroupOwnerConflict",
-            timeout=60,
+            timeout=STEP_TIMEOUT,
             what="the second operator refused",
         )
         assert provided(plane, other) == ""
@@ -62,10 +62,10 @@ def test_overlapping_groups_cannot_provide_the_same_api(
 
         # The first operator goes: the second one starts over by itself.
         plane.kubectl("delete", "csv", "widgets-a.v1", "-n", namespace, "--timeout=60s")
-        wait_for(lambda: provided(plane, namespace) == "", timeout=60, what="pruned")
+        wait_for(lambda: provided(plane, namespace) == "", timeout=STEP_TIMEOUT, what="pruned")
         wait_for(
             lambda: phase(plane, other, "widgets-b.v1").startswith("Pending/"),
-            timeout=60,
+            timeout=STEP_TIMEOUT,
             what="the second operator out of its conflict",
         )
         wait_for(lambda: provided(plane, other) == API, what="the second group's API")

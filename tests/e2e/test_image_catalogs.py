@@ -25,7 +25,14 @@ from olm.image.cache import BlobCache
 from olm.image.manifest import OCI_LAYER_GZIP
 from olm.image.pull import Options, push
 from olm.image.reference import parse
-from tests.conftest import SESSION_ID, SESSION_LABEL, ControlPlane, OlmOperator, wait_for
+from tests.conftest import (
+    SESSION_ID,
+    SESSION_LABEL,
+    STEP_TIMEOUT,
+    ControlPlane,
+    OlmOperator,
+    wait_for,
+)
 from tests.e2e.stories import operator_group, phase
 from tests.e2e.test_catalog_updates import V3, write_catalog
 from tests.e2e.test_subscriptions import (
@@ -117,7 +124,7 @@ def wait_plan_phase(plane: ControlPlane, namespace: str, plan: dict[str, Any], w
             ).get("phase")
             == wanted
         ),
-        timeout=120,
+        timeout=STEP_TIMEOUT,
         what=f"InstallPlan {name} {wanted}",
     )
 
@@ -157,7 +164,9 @@ def test_the_memcached_story_from_a_catalog_image(
     (tmp_path / "catalog" / "catalog.yaml").write_bytes(catalog_by_image(bundles))
     push_catalog(plane, tmp_path / "catalog", image)
     catalog_source(plane, namespace, image)
-    status = wait_for(lambda: ready(plane, namespace), timeout=60, what="catalog image READY")
+    status = wait_for(
+        lambda: ready(plane, namespace), timeout=STEP_TIMEOUT, what="catalog image READY"
+    )
     assert status["connectionState"]["address"] == image
     assert status["resolvedImage"].startswith(f"{registry}/{namespace}/samples@sha256:")
     assert status.get("latestImageRegistryPoll")
@@ -172,7 +181,7 @@ def test_the_memcached_story_from_a_catalog_image(
         approve(plane, namespace, first)
         wait_for(
             lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
-            timeout=120,
+            timeout=STEP_TIMEOUT,
             what=f"{OLD} Succeeded",
         )
         second = plan_for(plane, namespace, NEW)
@@ -180,7 +189,7 @@ def test_the_memcached_story_from_a_catalog_image(
         approve(plane, namespace, second)
         wait_for(
             lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=120,
+            timeout=STEP_TIMEOUT,
             what=f"{NEW} Succeeded",
         )
     except AssertionError as exc:
@@ -210,14 +219,16 @@ def test_the_samples_that_olm_dev_up_publishes_serve_a_subscription(
     if not image:
         pytest.fail(f"`olm dev env` names no samples image ({SAMPLES_IMAGE_ENV}); see olm dev up")
     catalog_source(plane, namespace, image, interval="30s")
-    status = wait_for(lambda: ready(plane, namespace), timeout=60, what="samples image READY")
+    status = wait_for(
+        lambda: ready(plane, namespace), timeout=STEP_TIMEOUT, what="samples image READY"
+    )
     assert status["resolvedImage"].startswith(image.rsplit(":", 1)[0] + "@sha256:")
     operator_group(plane, namespace)
     subscribe(plane, namespace, "Automatic", source=SOURCE, sourceNamespace=namespace)
     try:
         wait_for(
             lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=120,
+            timeout=STEP_TIMEOUT,
             what=f"{NEW} Succeeded",
         )
     except AssertionError as exc:
@@ -236,12 +247,14 @@ def test_a_new_image_under_the_same_tag_upgrades_within_the_poll_interval(
     write_catalog(tmp_path, with_v3=False)
     push_catalog(plane, tmp_path, image)
     catalog_source(plane, namespace, image, interval="3s")
-    before = wait_for(lambda: ready(plane, namespace), timeout=60, what="catalog image READY")
+    before = wait_for(
+        lambda: ready(plane, namespace), timeout=STEP_TIMEOUT, what="catalog image READY"
+    )
     operator_group(plane, namespace)
     subscribe(plane, namespace, "Automatic", source=SOURCE, sourceNamespace=namespace)
     wait_for(
         lambda: (subscription(plane, namespace).get("status") or {}).get("installedCSV") == NEW,
-        timeout=120,
+        timeout=STEP_TIMEOUT,
         what=f"{NEW} installed",
     )
     write_catalog(tmp_path, with_v3=True)
@@ -257,7 +270,7 @@ def test_a_new_image_under_the_same_tag_upgrades_within_the_poll_interval(
     try:
         wait_for(
             lambda: phase(plane, namespace, V3) == "Succeeded/InstallSucceeded",
-            timeout=120,
+            timeout=STEP_TIMEOUT,
             what=f"{V3} from the new image",
         )
     except AssertionError as exc:
@@ -286,9 +299,17 @@ def test_a_missing_tag_is_explained_and_recovers_once_pushed(
         "image (olm catalog push, opm, podman) or fix its name or tag."
     )
     assert status["connectionState"]["lastObservedState"] == "TRANSIENT_FAILURE"
-    events = plane.get_json(
-        "events", "-n", namespace, "--field-selector", f"involvedObject.name={SOURCE},type=Warning"
-    )["items"]
+    # The Event is written after the status: waited for, then it must be the only one.
+    events = wait_for(
+        lambda: plane.get_json(
+            "events",
+            "-n",
+            namespace,
+            "--field-selector",
+            f"involvedObject.name={SOURCE},type=Warning",
+        )["items"],
+        what="the Warning event",
+    )
     assert [e["reason"] for e in events] == ["RegistryServerError"]
 
     write_catalog(tmp_path, with_v3=False)
@@ -312,13 +333,13 @@ def test_a_sqlite_index_image_is_served(
     plane = control_plane
     image = push_sqlite_index(registry, tmp_path, f"{namespace}/sqlite-index")
     catalog_source(plane, namespace, image)
-    wait_for(lambda: ready(plane, namespace), timeout=60, what="SQLite index image READY")
+    wait_for(lambda: ready(plane, namespace), timeout=STEP_TIMEOUT, what="SQLite index image READY")
     operator_group(plane, namespace)
     subscribe(plane, namespace, "Automatic", source=SOURCE, sourceNamespace=namespace)
     try:
         wait_for(
             lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=180,
+            timeout=STEP_TIMEOUT,
             what=f"{NEW} from the SQLite index image",
         )
     except AssertionError as exc:
@@ -382,7 +403,7 @@ def recovered(plane: ControlPlane, namespace: str, name: str) -> None:
         state = (status.get("connectionState") or {}).get("lastObservedState")
         return state == "READY" and not status.get("message") and bool(status.get("resolvedImage"))
 
-    wait_for(back, timeout=30, what=f"catsrc {name} READY again")
+    wait_for(back, timeout=STEP_TIMEOUT, what=f"catsrc {name} READY again")
 
 
 def corrupt_image() -> Image:
@@ -450,7 +471,7 @@ def test_bad_catalog_images_are_explained_and_recover_when_fixed(
             conditions = (subscription(plane, namespace).get("status") or {}).get("conditions")
             return next((c for c in conditions or [] if c["type"] == "BundleUnpackFailed"), None)
 
-        condition = wait_for(unpack_failed, timeout=60, what="BundleUnpackFailed")
+        condition = wait_for(unpack_failed, timeout=STEP_TIMEOUT, what="BundleUnpackFailed")
         assert condition["status"] == "True" and condition["reason"] == "BundleUnpackFailed"
         assert condition["message"].startswith(
             f"bundle image {bundles[NEW]} of {NEW} could not be unpacked: "
@@ -460,7 +481,7 @@ def test_bad_catalog_images_are_explained_and_recover_when_fixed(
         # Another namespace, the ordinary story: unaffected.
         wait_for(
             lambda: phase(plane, other, NEW) == "Succeeded/InstallSucceeded",
-            timeout=120,
+            timeout=STEP_TIMEOUT,
             what=f"{NEW} in another namespace",
         )
 
@@ -480,7 +501,7 @@ def test_bad_catalog_images_are_explained_and_recover_when_fixed(
             recovered(plane, namespace, name)
         wait_for(
             lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=120,
+            timeout=STEP_TIMEOUT,
             what=f"{NEW} once its bundle image is a bundle",
         )
         assert unpack_failed() is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import apply, minimal_csv, operator_group, wait_phase
 
 
@@ -23,6 +23,6 @@ def test_a_namespace_with_csvs_finishes_deleting(
     control_plane.kubectl("delete", "namespace", namespace, "--wait=false")
     wait_for(
         lambda: control_plane.kubectl("get", "namespace", namespace, check=False).returncode != 0,
-        timeout=90,
+        timeout=STEP_TIMEOUT,
         what=f"namespace {namespace} to be gone",
     )

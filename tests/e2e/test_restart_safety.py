@@ -35,7 +35,7 @@ import pytest
 
 from benchmarks.fault_stories import KINDS, NEW, STORIES, Story, prepare_cluster, run_trial
 from benchmarks.watching import Kube, Observer, differences, writers
-from tests.conftest import SESSION_ID, SESSION_LABEL, ControlPlane, OlmOperator
+from tests.conftest import SESSION_ID, SESSION_LABEL, STEP_TIMEOUT, ControlPlane, OlmOperator
 
 INSTALLED = 20
 QUIET = float(os.environ.get("OLM_RESTART_QUIET_SECONDS", "60"))
@@ -88,7 +88,7 @@ def installed(kube: Kube, observer: Observer, olm_operator: OlmOperator) -> Iter
             namespace,
             random.Random(),
             None,
-            timeout=150,
+            timeout=STEP_TIMEOUT,
             labels=LABELS,
             cleanup=False,
             grace=120,  # twenty operator processes start at once on two cores
@@ -116,9 +116,10 @@ def snapshot(kube: Kube, namespaces: dict[str, Story]) -> dict[tuple[str, str, s
 
 
 def settle(observer: Observer, namespaces: dict[str, Story], quiet: float = 5.0) -> float:
-    """Wait until nothing changed in `namespaces` for `quiet` s (at most 60 s); the wait."""
+    """Wait until nothing changed in `namespaces` for `quiet` s (at most STEP_TIMEOUT s); the
+    wait."""
     started = time.monotonic()
-    while time.monotonic() - started < 60:
+    while time.monotonic() - started < STEP_TIMEOUT:
         if time.monotonic() - observer.last_change(namespaces) >= quiet:
             break
         time.sleep(0.5)
@@ -214,7 +215,15 @@ def test_olm_run_killed_at_a_random_moment_converges(
 ) -> None:
     rng = random.Random(f"{SEED}-{story.name}")
     control = run_trial(
-        kube, observer, olm_operator, story, f"{PREFIX}{story.name}-c", rng, None, 90, LABELS
+        kube,
+        observer,
+        olm_operator,
+        story,
+        f"{PREFIX}{story.name}-c",
+        rng,
+        None,
+        STEP_TIMEOUT,
+        LABELS,
     )
     assert control.ok, f"the story fails even without a fault:\n{control.summary()}"
     window = control.seconds or 5.0
@@ -227,7 +236,7 @@ def test_olm_run_killed_at_a_random_moment_converges(
             f"{PREFIX}{story.name}-{index}",
             rng,
             window,
-            timeout=90,
+            timeout=STEP_TIMEOUT,
             labels=LABELS,
         )
         for index in range(KILL_TRIALS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import wait_phase
 
 CSV = "memcached-operator.v0.0.1"
@@ -82,7 +82,9 @@ def test_a_scoped_group_installs_with_its_service_account_s_rights_only(
             },
         },
     )
-    plan = wait_for(lambda: the_plan(plane, namespace), what="the InstallPlan")
+    plan = wait_for(
+        lambda: the_plan(plane, namespace), timeout=STEP_TIMEOUT, what="the InstallPlan"
+    )
     plane.kubectl(
         "patch",
         "installplan.operators.coreos.com",
@@ -100,7 +102,9 @@ def test_a_scoped_group_installs_with_its_service_account_s_rights_only(
         conditions = ((plan or {}).get("status") or {}).get("conditions") or []
         return next((c for c in conditions if c.get("reason") == "InstallCheckFailed"), None)
 
-    waiting = wait_for(check_failed, timeout=60, what="the InstallPlan's InstallCheckFailed")
+    waiting = wait_for(
+        check_failed, timeout=STEP_TIMEOUT, what="the InstallPlan's InstallCheckFailed"
+    )
     assert waiting["message"].startswith(
         f"please make sure the service account exists. sa={INSTALLER} operatorgroup={namespace}/og"
     )
@@ -157,7 +161,7 @@ def test_a_scoped_group_installs_with_its_service_account_s_rights_only(
         message = str(status.get("message") or "")
         return message if "may not" in message else None
 
-    message = wait_for(refused, timeout=60, what="the InstallPlan's Forbidden message")
+    message = wait_for(refused, timeout=STEP_TIMEOUT, what="the InstallPlan's Forbidden message")
     plan = the_plan(plane, namespace)
     assert plan is not None
     assert plan["status"]["phase"] == "Installing"
@@ -182,10 +186,10 @@ def test_a_scoped_group_installs_with_its_service_account_s_rights_only(
 
     wait_for(
         lambda: ((the_plan(plane, namespace) or {}).get("status") or {}).get("phase") == "Complete",
-        timeout=60,
+        timeout=STEP_TIMEOUT,
         what="the InstallPlan Complete",
     )
-    wait_phase(plane, namespace, CSV, "Succeeded/InstallSucceeded", timeout=120)
+    wait_phase(plane, namespace, CSV, "Succeeded/InstallSucceeded")
     done = the_plan(plane, namespace)
     assert done is not None and "message" not in done["status"]
     # olm-py granted nothing beyond what the CSV asks for: the operator's ServiceAccount has

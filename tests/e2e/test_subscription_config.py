@@ -7,7 +7,7 @@ import json
 import time
 from typing import Any
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import operator_group, phase
 from tests.e2e.test_subscriptions import OLD, approve, plan_for, subscribe
 
@@ -73,7 +73,7 @@ def test_subscription_config_story(
     approve(plane, namespace, plan_for(plane, namespace, OLD))
     wait_for(
         lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
-        timeout=90,
+        timeout=STEP_TIMEOUT,
         what=f"{OLD} Succeeded",
     )
     plain = deployment(plane, namespace)
@@ -87,7 +87,7 @@ def test_subscription_config_story(
         dep = deployment(plane, namespace)
         return dep if env_of(dep).get("LOG_LEVEL") == "debug" else None
 
-    dep = wait_for(configured, timeout=30, what="env from spec.config in the Deployment")
+    dep = wait_for(configured, timeout=STEP_TIMEOUT, what="env from spec.config in the Deployment")
     spec = pod_spec(dep)
     assert spec["nodeSelector"] == {"disktype": "ssd"}
     assert CONFIG["tolerations"][0] in spec["tolerations"]
@@ -96,7 +96,7 @@ def test_subscription_config_story(
     assert "OPERATOR_CONDITION_NAME" in env_of(dep), "OLM's own env stays"
     wait_for(
         lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
-        timeout=60,
+        timeout=STEP_TIMEOUT,
         what=f"{OLD} Succeeded with the config",
     )
     generation = deployment(plane, namespace)["metadata"]["generation"]
@@ -108,7 +108,7 @@ def test_subscription_config_story(
     set_config(plane, namespace, {**CONFIG, "env": [{"name": "LOG_LEVEL", "value": "info"}]})
     dep = wait_for(
         lambda: (d := deployment(plane, namespace)) and env_of(d).get("LOG_LEVEL") == "info" and d,
-        timeout=30,
+        timeout=STEP_TIMEOUT,
         what="the changed env in the Deployment",
     )
     assert dep["metadata"]["generation"] > generation
@@ -117,7 +117,7 @@ def test_subscription_config_story(
     set_config(plane, namespace, None)
     dep = wait_for(
         lambda: (d := deployment(plane, namespace)) and "LOG_LEVEL" not in env_of(d) and d,
-        timeout=30,
+        timeout=STEP_TIMEOUT,
         what="the config gone from the Deployment",
     )
     spec = pod_spec(dep)
@@ -126,6 +126,6 @@ def test_subscription_config_story(
     assert all(c.get("resources") != CANONICAL_RESOURCES for c in spec["containers"])
     wait_for(
         lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
-        timeout=60,
+        timeout=STEP_TIMEOUT,
         what=f"{OLD} Succeeded again",
     )

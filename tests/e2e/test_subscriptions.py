@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import operator_group, phase
 
 OLD, NEW = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2"
@@ -43,7 +43,7 @@ def plan_for(plane: ControlPlane, namespace: str, csv: str) -> dict[str, Any]:
             None,
         )
 
-    found: dict[str, Any] = wait_for(find, what=f"an InstallPlan for {csv}")
+    found: dict[str, Any] = wait_for(find, timeout=STEP_TIMEOUT, what=f"an InstallPlan for {csv}")
     return found
 
 
@@ -142,7 +142,7 @@ def test_manual_approval_story(
     approve(plane, namespace, first)
     wait_for(
         lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
-        timeout=90,
+        timeout=STEP_TIMEOUT,
         what=f"{OLD} Succeeded",
     )
     wait_for(
@@ -210,7 +210,7 @@ def test_manual_approval_story(
             phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded"
             and phase(plane, namespace, OLD) == "absent"
         ),
-        timeout=90,
+        timeout=STEP_TIMEOUT,
         what="upgrade done",
     )
     final = wait_for(
@@ -249,7 +249,7 @@ def test_automatic_approval_reaches_the_channel_head(
     subscribe(control_plane, namespace, "Automatic", startingCSV=OLD)
     wait_for(
         lambda: phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-        timeout=120,
+        timeout=STEP_TIMEOUT,
         what=f"{NEW} Succeeded",
     )
     final = wait_for(
@@ -260,7 +260,12 @@ def test_automatic_approval_reaches_the_channel_head(
         what="AtLatestKnown",
     )
     assert final["installedCSV"] == NEW
-    assert phase(control_plane, namespace, OLD) == "absent"
+    # The replaced CSV goes after its successor Succeeded, in its own time (its finalizer).
+    wait_for(
+        lambda: phase(control_plane, namespace, OLD) == "absent",
+        timeout=STEP_TIMEOUT,
+        what=f"{OLD} deleted",
+    )
 
 
 def test_a_dependency_is_installed_too(
@@ -273,11 +278,15 @@ def test_a_dependency_is_installed_too(
             phase(control_plane, namespace, "memcached-dashboard.v0.1.0")
             == "Succeeded/InstallSucceeded"
         ),
-        timeout=120,
+        timeout=STEP_TIMEOUT,
         what="dashboard Succeeded",
     )
-    assert phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded", (
-        "the package it depends on is installed"
+    # The package it depends on is installed too: by the same plan, but its own rollout may
+    # end after the dashboard's.
+    wait_for(
+        lambda: phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"the dependency {NEW} Succeeded",
     )
     plan = plan_for(control_plane, namespace, "memcached-dashboard.v0.1.0")
     assert set(plan["spec"]["clusterServiceVersionNames"]) == {"memcached-dashboard.v0.1.0", NEW}
@@ -394,7 +403,7 @@ def test_the_story_with_opm_serve_as_the_catalog(
                 ).get("lastObservedState")
                 == "READY"
             ),
-            timeout=60,
+            timeout=STEP_TIMEOUT,
             what="catalog READY",
         )
         operator_group(control_plane, namespace)
@@ -477,7 +486,7 @@ def test_a_plan_waiting_for_approval_shows_as_install_plan_pending(
     approve(plane, namespace, first)
     wait_for(
         lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
-        timeout=90,
+        timeout=STEP_TIMEOUT,
         what=f"{OLD} Succeeded",
     )
     # The next hop waits for approval again, and says so about its own plan.
@@ -536,7 +545,7 @@ def test_a_plan_created_just_before_olm_stopped_is_adopted_after_the_restart(
         olm_operator.start()
     wait_for(
         lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-        timeout=150,
+        timeout=STEP_TIMEOUT,
         what=f"{NEW} Succeeded after the restart",
     )
     adopted = plane.get_json("installplan.operators.coreos.com", "install-left1", "-n", namespace)

@@ -7,7 +7,7 @@ import json
 
 import yaml
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import SAMPLE, install_sample, phase, wait_phase
 
 OLD, NEW = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2"
@@ -47,8 +47,12 @@ def test_upgradeable_false_holds_back_the_replacement(
     control_plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(new_csv))
     held = wait_phase(control_plane, namespace, NEW, "Pending/OperatorConditionNotUpgradeable")
     assert "a data migration is running" in held["status"]["message"]
-    # As in OLM, the old CSV steps aside at once; its operator keeps running meanwhile.
-    assert phase(control_plane, namespace, OLD) == "Replacing/BeingReplaced"
+    # As in OLM, the old CSV steps aside at once; its operator keeps running meanwhile. (It does
+    # so on its own next decision, which may come after the new CSV's: waited for, not read.)
+    wait_for(
+        lambda: phase(control_plane, namespace, OLD) == "Replacing/BeingReplaced",
+        what=f"{OLD} Replacing",
+    )
     deployment = control_plane.get_json("deployment", "memcached-operator", "-n", namespace)
     assert deployment["metadata"]["labels"]["olm.owner"] == OLD
 
@@ -63,4 +67,8 @@ def test_upgradeable_false_holds_back_the_replacement(
         '{"spec":{"overrides":[]}}',
     )
     wait_phase(control_plane, namespace, NEW, "Succeeded/InstallSucceeded")
-    wait_for(lambda: phase(control_plane, namespace, OLD) == "absent", what=f"{OLD} deleted")
+    wait_for(
+        lambda: phase(control_plane, namespace, OLD) == "absent",
+        timeout=STEP_TIMEOUT,
+        what=f"{OLD} deleted",
+    )

@@ -19,7 +19,14 @@ import os
 import uuid
 from typing import Any
 
-from tests.conftest import SESSION_ID, SESSION_LABEL, ControlPlane, OlmOperator, wait_for
+from tests.conftest import (
+    SESSION_ID,
+    SESSION_LABEL,
+    STEP_TIMEOUT,
+    ControlPlane,
+    OlmOperator,
+    wait_for,
+)
 from tests.e2e.stories import operator_group, phase
 from tests.e2e.test_subscriptions import NEW, OLD, namespace_report, subscribe
 
@@ -48,7 +55,7 @@ def upgrade_story(plane: ControlPlane, namespace: str) -> str | None:
                 phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded"
                 and phase(plane, namespace, OLD) == "absent"
             ),
-            timeout=180,
+            timeout=STEP_TIMEOUT,
             what=f"{NEW} Succeeded and {OLD} gone",
         )
     except AssertionError as exc:

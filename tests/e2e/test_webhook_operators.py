@@ -23,7 +23,7 @@ import pytest
 import yaml
 from cryptography import x509
 
-from tests.conftest import SHARED, ControlPlane, OlmOperator, wait_for
+from tests.conftest import SHARED, STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import minimal_csv, operator_group, wait_phase
 
 CORPUS = SHARED / "corpus" / "community-operators" / "operators"
@@ -91,7 +91,7 @@ def test_a_webhook_operator_installs_with_olms_objects_and_uninstalls_cleanly(
     facts = OPERATORS[operator]
     plane = control_plane
     install_by_hand(plane, namespace, facts["bundle"])
-    wait_phase(plane, namespace, facts["csv"], "Succeeded/InstallSucceeded", timeout=150)
+    wait_phase(plane, namespace, facts["csv"], "Succeeded/InstallSucceeded")
 
     service_name = f"{facts['deployment']}-service"
     service = plane.get_json("service", service_name, "-n", namespace)
@@ -140,7 +140,7 @@ def test_a_webhook_operator_installs_with_olms_objects_and_uninstalls_cleanly(
     plane.kubectl("delete", "csv", facts["csv"], "-n", namespace, "--wait=false")
     wait_for(
         lambda: not webhook_configurations(plane, facts["kind"], facts["csv"], namespace),
-        timeout=60,
+        timeout=STEP_TIMEOUT,
         what=f"{facts['kind']} of {facts['csv']} deleted",
     )
     wait_for(
@@ -150,7 +150,7 @@ def test_a_webhook_operator_installs_with_olms_objects_and_uninstalls_cleanly(
             ).returncode
             != 0
         ),
-        timeout=60,
+        timeout=STEP_TIMEOUT,
         what="the auth-delegator ClusterRoleBinding deleted",
     )
 
@@ -192,8 +192,14 @@ def test_an_own_namespace_webhook_is_scoped_to_the_groups_namespaces(
     )
     [hook] = config["webhooks"]
     assert hook["namespaceSelector"] == {"matchLabels": {label: ""}}
-    labels = plane.get_json("namespace", namespace)["metadata"]["labels"]
-    assert labels.get(label) == ""  # the group's only target carries the label
+    # The group's only target carries the label (written by another controller than the CSV's).
+    wait_for(
+        lambda: (
+            (plane.get_json("namespace", namespace)["metadata"].get("labels") or {}).get(label)
+            == ""
+        ),
+        what=f"namespace {namespace} labelled {label}",
+    )
 
     plane.kubectl("delete", "csv", "scoped.v1", "-n", namespace, "--wait=false")
     wait_for(
@@ -202,6 +208,6 @@ def test_an_own_namespace_webhook_is_scoped_to_the_groups_namespaces(
                 plane, "ValidatingWebhookConfiguration", "scoped.v1", namespace
             )
         ),
-        timeout=60,
+        timeout=STEP_TIMEOUT,
         what="the ValidatingWebhookConfiguration of scoped.v1 deleted",
     )

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from tests.conftest import ControlPlane
+from tests.conftest import STEP_TIMEOUT, ControlPlane
 
 DEPLOYMENT = """
 apiVersion: apps/v1
@@ -40,6 +40,20 @@ def olm(control_plane: ControlPlane, *args: str) -> subprocess.CompletedProcess[
     )
 
 
+def available(control_plane: ControlPlane, namespace: str) -> None:
+    """Deployment smoke rolled out (the controller-manager, scheduler and kwok: slow when the
+    machine is loaded)."""
+    control_plane.kubectl(
+        "wait",
+        "-n",
+        namespace,
+        "--for=condition=Available",
+        "deployment/smoke",
+        f"--timeout={STEP_TIMEOUT:.0f}s",
+        timeout=STEP_TIMEOUT + 30,
+    )
+
+
 def test_apiserver_is_ready(control_plane: ControlPlane) -> None:
     assert control_plane.kubectl("get", "--raw", "/readyz").stdout.strip() == "ok"
 
@@ -57,9 +71,7 @@ def test_a_deployment_becomes_available_with_running_ready_pods(
     control_plane: ControlPlane, namespace: str
 ) -> None:
     control_plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=DEPLOYMENT)
-    control_plane.kubectl(
-        "wait", "-n", namespace, "--for=condition=Available", "deployment/smoke", "--timeout=60s"
-    )
+    available(control_plane, namespace)
     pods = control_plane.get_json("pods", "-n", namespace)["items"]
     assert len(pods) == 1
     pod = pods[0]
@@ -71,10 +83,14 @@ def test_a_deployment_becomes_available_with_running_ready_pods(
 def test_namespace_deletion_completes(control_plane: ControlPlane) -> None:
     control_plane.kubectl("create", "namespace", "doomed-ns")
     control_plane.kubectl("apply", "-n", "doomed-ns", "-f", "-", stdin=DEPLOYMENT)
+    available(control_plane, "doomed-ns")
     control_plane.kubectl(
-        "wait", "-n", "doomed-ns", "--for=condition=Available", "deployment/smoke", "--timeout=60s"
+        "delete",
+        "namespace",
+        "doomed-ns",
+        f"--timeout={STEP_TIMEOUT:.0f}s",
+        timeout=STEP_TIMEOUT + 30,
     )
-    control_plane.kubectl("delete", "namespace", "doomed-ns", "--timeout=90s")
     result = control_plane.kubectl("get", "namespace", "doomed-ns", check=False)
     assert result.returncode != 0 and "NotFound" in result.stderr
 

@@ -22,7 +22,7 @@ from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.image.cache import BlobCache
 from olm.image.pull import Options, label_of
 from olm.image.reference import parse
-from tests.conftest import ControlPlane
+from tests.conftest import STEP_TIMEOUT, ControlPlane
 from tests.integration.test_pod_network import serving_pair
 
 
@@ -158,7 +158,7 @@ def start_a_pod_in_its_own_namespace(state: Path, pod_network: network.ClusterNe
         f"--from-literal=tls.crt={cert.decode()}",
         f"--from-literal=tls.key={key.decode()}",
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + STEP_TIMEOUT  # scheduled, then started: slow under load
     while not any(item.startswith("netns ") for item in network.leftovers(pod_network)):
         assert time.monotonic() < deadline, "the pod runner made no network namespace"
         time.sleep(0.5)

@@ -25,7 +25,7 @@ from cryptography.x509.oid import NameOID
 
 from olm.devcluster import network
 from olm.samples.echo_webhook import REFUSE_ANNOTATION
-from tests.conftest import ControlPlane
+from tests.conftest import STEP_TIMEOUT, ControlPlane
 
 
 @pytest.fixture
@@ -126,7 +126,7 @@ def echo_webhook(
     assert applied.returncode == 0, applied.stderr
     # The Service proxy reaches the process at its endpoint once it listens.
     path = f"/api/v1/namespaces/{namespace}/services/https:echo:443/proxy/hello"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + STEP_TIMEOUT  # a rollout: slow on a loaded machine
     answer = control_plane.kubectl("get", "--raw", path, check=False)
     while answer.returncode != 0 and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -242,7 +242,7 @@ def test_a_pod_has_its_own_namespace_until_it_is_deleted(
     assert version.returncode == 0, version.stderr
     assert json.loads(version.stdout)["major"] == "1"
     control_plane.kubectl("delete", "deployment", "echo", "-n", namespace, "--wait=true")
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + STEP_TIMEOUT  # the pod's deletion, then the runner's cleanup
     while f"netns {netns}" in network.leftovers(pod_network) and time.monotonic() < deadline:
         time.sleep(0.5)
     left = [item for item in network.leftovers(pod_network) if netns in item or pod_ip in item]

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from tests.conftest import REPO, SHARED
+from tests.e2e.stories import minimal_csv
 from tests.parity.catalogs import Bundle, Package, load_manifests, write_catalog
 from tests.parity.harness import Scope, Side, settled, wait
 
@@ -493,6 +494,44 @@ def all_namespaces(side: Side) -> Snapshots:
     return snaps
 
 
+def ring_csv(name: str, replaces: str) -> dict[str, Any]:
+    """One CSV of the ring ring-a -> ring-b -> ring-c -> ring-a (spec.replaces)."""
+    return minimal_csv(name, replaces=replaces)
+
+
+RING = {"ring-a": "ring-b", "ring-b": "ring-c", "ring-c": "ring-a"}
+
+
+def replace_rings(side: Side) -> Snapshots:
+    """Three CSVs whose spec.replaces form a ring, applied two ways: in one `kubectl apply`
+    (the ring exists at once) and one at a time, each settled first (it never does)."""
+    together, one_by_one = "parity-ring-together", "parity-ring-one-by-one"
+    for ns in (together, one_by_one):
+        namespace(side, ns)
+        operator_group(side, ns, [ns])
+    side.apply([ring_csv(n, RING[n]) for n in ("ring-c", "ring-b", "ring-a")], together)
+    for name in RING:
+        wait(
+            lambda name=name: csv_state(side, together, name).split("/")[0] in PHASES_AT_REST,
+            TIMEOUT,
+            f"{together}/{name} Pending or Failed",
+        )
+    snaps = {"together": settled(side, Scope([together], catalogs=[]))}
+
+    side.apply(ring_csv("ring-b", RING["ring-b"]), one_by_one)
+    wait_csv(side, one_by_one, "ring-b")
+    side.apply(ring_csv("ring-c", RING["ring-c"]), one_by_one)
+    wait(lambda: csv_state(side, one_by_one, "ring-c") == "absent", TIMEOUT, "ring-c replaced")
+    side.apply(ring_csv("ring-a", RING["ring-a"]), one_by_one)
+    wait_csv(side, one_by_one, "ring-a")
+    wait(lambda: csv_state(side, one_by_one, "ring-b") == "absent", TIMEOUT, "ring-b replaced")
+    snaps["one-by-one"] = settled(side, Scope([one_by_one], catalogs=[]))
+    return snaps
+
+
+PHASES_AT_REST = ("Pending", "Failed")  # OLM's and olm-py's answers to a ring
+
+
 SCENARIOS = [
     Scenario("kubectl-story", kubectl_story),
     Scenario("subscription-manual", subscription_manual),
@@ -501,4 +540,5 @@ SCENARIOS = [
     Scenario("operatorgroup-targets", operator_group_targets),
     Scenario("crd-upgrade", crd_upgrade),
     Scenario("all-namespaces", all_namespaces),
+    Scenario("replace-rings", replace_rings),
 ]

@@ -51,6 +51,30 @@ def test_upsert_returns_the_entry_it_replaced() -> None:
     assert store.get("csv", "a", "x") is second
 
 
+def test_an_older_version_never_replaces_a_newer_one() -> None:
+    # A write's answer (resourceVersion 5) reaching the store after the watch brought the
+    # object's next version (7, its status written by another controller) is dropped.
+    store = Store()
+    watched = obj("a", "dep", "7", status={"observedGeneration": 1})
+    store.upsert("deployment", watched)
+    assert store.upsert("deployment", obj("a", "dep", "5")) is watched
+    assert store.get("deployment", "a", "dep") is watched
+    # The same version again (a controller's copy with the status it just wrote) is kept.
+    written = obj("a", "dep", "7", status={"observedGeneration": 2})
+    store.upsert("deployment", written)
+    assert store.get("deployment", "a", "dep") is written
+    # Revisions compare as numbers, not text.
+    store.upsert("deployment", obj("a", "dep", "10"))
+    assert store.get("deployment", "a", "dep")["metadata"]["resourceVersion"] == "10"
+
+
+def test_versions_that_are_not_numbers_are_not_compared() -> None:
+    store = Store()
+    store.upsert("csv", obj("a", "x", "b"))
+    store.upsert("csv", obj("a", "x", "a"))
+    assert store.get("csv", "a", "x")["metadata"]["resourceVersion"] == "a"
+
+
 def test_retain_purges_only_entries_unchanged_since_the_relist_began() -> None:
     store = Store()
     gone, kept, touched = obj("a", "gone"), obj("a", "kept"), obj("a", "touched")
