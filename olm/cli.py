@@ -7,6 +7,7 @@ fix are printed as one clear message (exit status 1), never as a traceback.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import shlex
 import signal
 import sys
@@ -110,6 +111,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from olm.app import ListenError, Operations, default_lease_namespace, run
 
     logs.setup(args.log_format, args.log_level)
+    # `kill -USR1 <pid>` prints every thread's stack to stderr and carries on: how a stuck
+    # worker or a wait that never ends is read on a live process (the e2e suite does it when a
+    # test fails).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     ops = Operations(
         leader_elect=args.leader_elect,
         lease_namespace=args.leader_election_namespace or default_lease_namespace(),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -159,6 +160,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         _attach_olm_state(item, report, plane)
 
 
+def _olm_run_stacks(operator: OlmOperator) -> str:
+    """Every thread's stack in the running `olm run` (it dumps them on SIGUSR1), so a failure
+    where olm-py stopped acting shows where its workers were."""
+    process = operator.process
+    if process is None or process.poll() is not None:
+        return ""
+    size = operator.log_path.stat().st_size
+    process.send_signal(signal.SIGUSR1)
+    text, previous = "", None
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (not text or text != previous):
+        time.sleep(0.2)  # the dump is written at once: read until it stops growing
+        previous = text
+        with operator.log_path.open("rb") as log:
+            log.seek(size)
+            text = log.read().decode(errors="replace")
+    kept = ("Thread", "Current thread", "  File")
+    return "\n".join(line for line in text.splitlines() if line.startswith(kept))
+
+
 def _attach_olm_state(item: pytest.Item, report: pytest.TestReport, plane: ControlPlane) -> None:
     """What olm-py logged about the test's namespace and what its objects say, so a failure
     that happened only under load can be read afterwards."""
@@ -170,10 +191,13 @@ def _attach_olm_state(item: pytest.Item, report: pytest.TestReport, plane: Contr
         if isinstance(namespace, str):
             lines = [line for line in lines if namespace in line]
         report.sections.append(("olm run log (last lines)", "\n".join(lines[-60:])))
+        stacks = _olm_run_stacks(operator)
+        if stacks:
+            report.sections.append(("olm run threads (SIGUSR1)", stacks))
     if isinstance(namespace, str):
         listing = plane.kubectl(
             "get",
-            "csv,installplan,subscription,operatorgroup",
+            "csv,installplan,subscription,operatorgroup,deployment",
             "-n",
             namespace,
             "-o",
