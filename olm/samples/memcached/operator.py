@@ -9,6 +9,11 @@ nothing: operands survive upgrades untouched.
 From 0.0.3 it also serves a validating webhook (a size above its limit is refused) and a
 conversion webhook between the API's v1alpha1 and v1beta1 (`webhooks.py`, `server.py`); the
 port and limit come from `WEBHOOK_PORT` (9443) and `MEMCACHED_SIZE_LIMIT` (10).
+
+A reconcile that fails (its RBAC not yet effective right after an install or upgrade, the API
+server busy) is tried again after 1, 2, 4 ... s (at most 30 s apart) until it succeeds, as a
+controller-runtime operator requeues: an instance whose only event came during such a window
+would otherwise wait for ever. At most one retry per instance is pending at a time.
 """
 
 from __future__ import annotations
@@ -131,11 +136,36 @@ def register(registry: kopf.OperatorRegistry, reconciler: MemcachedReconciler) -
     kopf.on.login(registry=registry)(kopf.login_via_client)
 
 
-def _safely(reconciler: MemcachedReconciler, namespace: str, name: str) -> None:
+RETRY_FIRST_SECONDS = 1.0
+RETRY_MAX_SECONDS = 30.0
+_retries: dict[tuple[str, str], int] = {}  # instance -> failed attempts, while a retry is due
+_retries_lock = threading.Lock()
+
+
+def _safely(
+    reconciler: MemcachedReconciler, namespace: str, name: str, retry: bool = False
+) -> None:
+    key = (namespace, name)
     try:
         reconciler.reconcile(namespace, name)
     except GatewayError as exc:
-        log.warning("reconciling %s/%s failed: %s", namespace, name, exc)
+        with _retries_lock:
+            pending = key in _retries and not retry
+            attempts = _retries.get(key, 0) + (0 if pending else 1)
+            _retries[key] = attempts
+        if pending:  # the retry already scheduled covers this event too
+            return
+        delay = min(RETRY_MAX_SECONDS, RETRY_FIRST_SECONDS * 2 ** (attempts - 1))
+        log.warning(
+            "reconciling %s/%s failed: %s; trying again in %.0f s", namespace, name, exc, delay
+        )
+        timer = threading.Timer(delay, _safely, (reconciler, namespace, name, True))
+        timer.daemon = True
+        timer.start()
+        return
+    with _retries_lock:
+        if retry or key not in _retries:
+            _retries.pop(key, None)
 
 
 def main(argv: list[str] | None = None) -> int:
