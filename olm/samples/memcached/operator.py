@@ -163,8 +163,8 @@ def _safely(
         timer.daemon = True
         timer.start()
         return
-    with _retries_lock:
-        if retry or key not in _retries:
+    if retry:  # an event's success leaves a pending retry to run (and end the chain) itself
+        with _retries_lock:
             _retries.pop(key, None)
 
 
