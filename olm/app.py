@@ -25,10 +25,13 @@ from typing import Any, Protocol
 import kopf
 
 from olm.api.kinds import KINDS, Kind
+from olm.apiserver.auth import Authorizer
+from olm.apiserver.server import PackageServer
 from olm.controllers.catalogsource import GLOBAL_NAMESPACE, CatalogCache, CatalogSourceController
 from olm.controllers.csv import CsvController
 from olm.controllers.installplan import InstallPlanController
 from olm.controllers.operatorgroup import OperatorGroupController
+from olm.controllers.packageserver import PackageIndex, Registration
 from olm.controllers.queue import WorkQueue
 from olm.controllers.scope import controllers as scope_controllers
 from olm.controllers.store import Store
@@ -42,6 +45,7 @@ from olm.metrics.collector import OlmCollector
 from olm.metrics.collector import registry as metrics_registry
 from olm.metrics.counters import COUNTERS, Counters
 from olm.metrics.server import Route, Server, health_routes, metrics_routes
+from olm.packages import registration
 
 log = logging.getLogger("olm")
 DEFAULT_RESYNC_SECONDS = 300.0
@@ -51,6 +55,11 @@ LEASE_NAME = "olm-py"
 DEFAULT_LEASE_NAMESPACE = "olm"
 # Exit status of `olm run` when it lost the Lease (the Deployment restarts it as a standby).
 EXIT_LEADERSHIP_LOST = 1
+
+
+def in_pod() -> bool:
+    """Whether this process runs as a pod's container (the Downward API names it)."""
+    return bool(os.environ.get("POD_NAME") and os.environ.get("POD_NAMESPACE"))
 
 
 def default_identity() -> str:
@@ -77,6 +86,10 @@ class Operations:
     health_port: int = 0
     metrics_port: int = 0
     bind_address: str = "0.0.0.0"
+    # The PackageManifest API (docs/packagemanifests.md): on by default, as OLM ships
+    # packageserver; port 0 picks PACKAGE_SERVER_PORT in a pod, a free loopback port outside.
+    package_server: bool = True
+    package_server_port: int = 0
 
 
 class Controller(Protocol):
@@ -281,6 +294,32 @@ def _servers(ops: Operations, store: Store, leading: Callable[[], bool]) -> list
     return [server.start() for server in servers]
 
 
+def _package_server(
+    ops: Operations, store: Store, cache: CatalogCache, gateway: Gateway, leading: threading.Event
+) -> tuple[PackageServer, Registration]:
+    """The PackageManifest API's server (listening already) and its registration."""
+    pod = in_pod()
+    host = ops.bind_address if pod else "127.0.0.1"
+    port = ops.package_server_port or (registration.PORT if pod else 0)
+    namespace = os.environ.get("POD_NAMESPACE", "") if pod else ""
+    index = PackageIndex(store, cache)
+    holder: list[Registration] = []
+    authorizer = Authorizer(lambda review: gateway.create(review).get("status") or {})
+    server = PackageServer(index, authorizer, lambda: holder[0].auth_config(), host, port)
+    try:
+        server.start()
+    except OSError as exc:
+        raise ListenError(
+            f"cannot listen on {host}:{port} for the PackageManifest API ({exc.strerror or exc}); "
+            "choose another --package-server-port or turn it off with --no-package-server"
+        ) from exc
+    holder.append(
+        Registration(gateway, server, namespace or DEFAULT_LEASE_NAMESPACE, pod, leading.is_set)
+    )
+    log.info("serving the PackageManifest API on %s:%d", host, server.port)
+    return server, holder[0]
+
+
 def run(
     kubeconfig: str | None = None,
     *,
@@ -316,6 +355,9 @@ def run(
     lost = threading.Event()
     servers = _servers(ops, store, leading.is_set)  # first: a busy port fails before anything
     samples_server, register_samples = _serve_samples(gateway) if samples else (None, None)
+    package_server, package_registration = (
+        _package_server(ops, store, cache, gateway, leading) if ops.package_server else (None, None)
+    )
     elector: LeaderElector | None = None
     if ops.leader_elect:
         elector = LeaderElector(
@@ -363,6 +405,15 @@ def run(
                 name="leader-election",
             )
         )
+    if package_registration is not None:
+        threads.append(
+            threading.Thread(
+                target=package_registration.run,
+                args=(stop,),
+                daemon=True,
+                name="packageserver-registration",
+            )
+        )
     for thread in threads:
         thread.start()
     if elector is None:
@@ -394,6 +445,10 @@ def run(
             elector.release()  # the workers are done: a standby may lead right away
         for server in servers:
             server.stop()
+        if package_registration is not None and not lost.is_set():
+            package_registration.unregister()
+        if package_server is not None:
+            package_server.stop()
         log.info("olm-py controllers stopped after %.0fs", time.monotonic() - started)
     if lost.is_set():
         log.error(

@@ -121,6 +121,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         health_port=args.health_port,
         metrics_port=args.metrics_port,
         bind_address=args.bind_address,
+        package_server=not args.no_package_server,
+        package_server_port=args.package_server_port,
     )
     try:
         return run(
@@ -180,6 +182,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--bind-address",
         default="0.0.0.0",
         help="address the health and metrics ports listen on (default 0.0.0.0)",
+    )
+    run.add_argument(
+        "--no-package-server",
+        action="store_true",
+        help="do not serve the PackageManifest API (packages.operators.coreos.com/v1)",
+    )
+    run.add_argument(
+        "--package-server-port",
+        type=int,
+        default=0,
+        metavar="N",
+        help="port of the PackageManifest API (default: 5443 in a pod, a free loopback port "
+        "outside one)",
     )
     run.add_argument(
         "--log-format", choices=("text", "json"), default="text", help="log lines as text or JSON"

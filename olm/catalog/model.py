@@ -63,6 +63,9 @@ class Bundle:
     dependencies: list[dict[str, Any]] | None = None
     # Where the bundle came from: fbc | bundle | package-manifest | configmap.
     format: str = "fbc"
+    # The CSV a registry served for the bundle (`csvJson`), when read over gRPC: the only CSV
+    # known of a bundle whose objects come from its image (olm.catalog.documents.bundle_csv).
+    csv_json: str = ""
 
     def props(self, kind: str) -> list[Any]:
         return [p.get("value") for p in self.properties if p.get("type") == kind]

@@ -13,11 +13,19 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from olm.catalog.documents import BUNDLE_SCHEMA, CHANNEL_SCHEMA, PACKAGE_SCHEMA
 from olm.catalog.model import Bundle, Catalog, Channel, Entry, Package
 from olm.registry import registry_pb2 as pb
 from olm.registry import registry_pb2_grpc as rpc
 
 SERVICE = "/api.Registry/"
+
+
+def _deprecated(schema: str, name: str, served: Any) -> dict[str, Any]:
+    """An `olm.deprecations` entry for what a registry served as deprecated."""
+    message = served.get("message", "") if isinstance(served, dict) else ""
+    reference = {"schema": schema, **({"name": name} if name else {})}
+    return {"reference": reference, "message": str(message)}
 
 
 class UnreadableAnswer(ValueError):
@@ -94,8 +102,16 @@ class RegistryClient:
         for name in self.list_packages():
             data = self.get_package(name)
             package = Package(name, default_channel=data.get("defaultChannelName", ""))
+            deprecations = []
+            if data.get("deprecation"):
+                deprecations.append(_deprecated(PACKAGE_SCHEMA, "", data["deprecation"]))
             for channel in data.get("channels", []):
                 package.channels[channel["name"]] = Channel(channel["name"], name)
+                if channel.get("deprecation"):
+                    deprecations.append(
+                        _deprecated(CHANNEL_SCHEMA, channel["name"], channel["deprecation"])
+                    )
+            package.deprecations = {"entries": deprecations} if deprecations else None
             catalog.packages[name] = package
         for record in bundles:
             package = catalog.packages[record["packageName"]]
@@ -126,10 +142,17 @@ class RegistryClient:
                     }
                     for o in record.get("object", [])
                 ]
-                package.bundles[record["csvName"]] = Bundle(
+                bundle = Bundle(
                     record["csvName"],
                     package.name,
                     image=record.get("bundlePath", ""),
                     properties=properties,
                 )
+                if bundle.csv is None:
+                    bundle.csv_json = record.get("csvJson", "")
+                package.bundles[record["csvName"]] = bundle
+                if record.get("deprecation"):
+                    entries = (package.deprecations or {}).setdefault("entries", [])
+                    entries.append(_deprecated(BUNDLE_SCHEMA, bundle.name, record["deprecation"]))
+                    package.deprecations = {"entries": entries}
         return catalog

@@ -11,6 +11,7 @@ import contextlib
 import json
 from typing import Any
 
+from olm.catalog.documents import bundle_csv, deprecation
 from olm.catalog.graph import GraphError, entries_in_order, head
 from olm.catalog.model import Bundle, Catalog, Channel, Package
 
@@ -35,43 +36,9 @@ def _gvk(value: Any) -> dict[str, str]:
     }
 
 
-def _deprecation(package: Package, schema: str, name: str) -> dict[str, str] | None:
-    for entry in (package.deprecations or {}).get("entries") or []:
-        reference = entry.get("reference") or {}
-        if reference.get("schema") == schema and (
-            schema == "olm.package" or reference.get("name") == name
-        ):
-            return {"message": str(entry.get("message", ""))}
-    return None
-
-
 def _csv_json(package: Package, bundle: Bundle) -> str:
-    csv = bundle.csv
-    if csv is not None:
-        return _compact(csv)
-    metadata = next(iter(bundle.props("olm.csv.metadata")), None)
-    if not isinstance(metadata, dict):
-        return ""
-    spec = {k: v for k, v in metadata.items() if k not in ("annotations", "labels")}
-    spec.update(
-        version=bundle.version,
-        install={"strategy": "deployment"},
-        relatedImages=bundle.related_images,
-    )
-    spec.setdefault("description", package.description)
-    if package.icon:
-        spec["icon"] = [package.icon]
-    csv = {
-        "apiVersion": "operators.coreos.com/v1alpha1",
-        "kind": "ClusterServiceVersion",
-        "metadata": {
-            "name": bundle.name,
-            "annotations": metadata.get("annotations") or {},
-            "labels": metadata.get("labels") or {},
-        },
-        "spec": spec,
-    }
-    return _compact(csv)
+    csv = bundle_csv(package, bundle)
+    return _compact(csv) if csv is not None else ""
 
 
 def bundle_record(package: Package, channel: Channel, bundle: Bundle) -> dict[str, Any]:
@@ -114,7 +81,7 @@ def bundle_record(package: Package, channel: Channel, bundle: Bundle) -> dict[st
         ],
         "replaces": entry.replaces if entry else "",
         "skips": list(entry.skips) if entry else [],
-        "deprecation": _deprecation(package, "olm.bundle", bundle.name),
+        "deprecation": deprecation(package, "olm.bundle", bundle.name),
     }
 
 
@@ -159,12 +126,12 @@ class RegistryIndex:
                 {
                     "name": c,
                     "csvName": self.heads.get((name, c), ""),
-                    "deprecation": _deprecation(package, "olm.channel", c),
+                    "deprecation": deprecation(package, "olm.channel", c),
                 }
                 for c in sorted(package.channels)
             ],
             "defaultChannelName": package.default_channel,
-            "deprecation": _deprecation(package, "olm.package", ""),
+            "deprecation": deprecation(package, "olm.package", ""),
         }
 
     def _find(self, package: str, channel: str, name: str) -> dict[str, Any]:

@@ -1,0 +1,70 @@
+"""What a catalog says about a bundle beyond its graph: its CSV document and deprecations.
+
+Both the registry's gRPC answers (`csvJson`, `deprecation`) and the PackageManifest API read
+these, so they are decided once, here:
+- `bundle_csv`: the CSV among the bundle's objects; else the CSV a registry served for it
+  (`Bundle.csv_json`, kept when a catalog is read over gRPC); else one synthesized from the
+  `olm.csv.metadata` property, as opm does for bundles known by image only. None when the
+  catalog has nothing to say.
+- `deprecation`: the message of the `olm.deprecations` entry for a package, a channel or a
+  bundle, as `{"message": ...}`, or None.
+
+Invariant: pure; never raises on malformed catalog data (it reads as "nothing said").
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from olm.catalog.model import Bundle, Package
+
+PACKAGE_SCHEMA = "olm.package"
+CHANNEL_SCHEMA = "olm.channel"
+BUNDLE_SCHEMA = "olm.bundle"
+
+
+def deprecation(package: Package, schema: str, name: str = "") -> dict[str, str] | None:
+    for entry in (package.deprecations or {}).get("entries") or []:
+        if not isinstance(entry, dict):
+            continue
+        reference = entry.get("reference") or {}
+        if reference.get("schema") == schema and (
+            schema == PACKAGE_SCHEMA or reference.get("name") == name
+        ):
+            return {"message": str(entry.get("message", ""))}
+    return None
+
+
+def bundle_csv(package: Package, bundle: Bundle) -> dict[str, Any] | None:
+    csv = bundle.csv
+    if csv is not None:
+        return csv
+    if bundle.csv_json:
+        try:
+            served = json.loads(bundle.csv_json)
+        except ValueError:
+            return None
+        return served if isinstance(served, dict) else None
+    metadata = next(iter(bundle.props("olm.csv.metadata")), None)
+    if not isinstance(metadata, dict):
+        return None
+    spec = {k: v for k, v in metadata.items() if k not in ("annotations", "labels")}
+    spec.update(
+        version=bundle.version,
+        install={"strategy": "deployment"},
+        relatedImages=bundle.related_images,
+    )
+    spec.setdefault("description", package.description)
+    if package.icon:
+        spec["icon"] = [package.icon]
+    return {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "ClusterServiceVersion",
+        "metadata": {
+            "name": bundle.name,
+            "annotations": metadata.get("annotations") or {},
+            "labels": metadata.get("labels") or {},
+        },
+        "spec": spec,
+    }
