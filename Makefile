@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup venv binaries image test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity
+.PHONY: setup venv binaries image test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity kubectl-operator
 
 setup: venv binaries
 
@@ -24,10 +24,15 @@ $(STAMP): pyproject.toml
 binaries: venv
 	@$(BIN)/olm dev build
 
-# The real OLM v0.38.0 (olm, catalog, OLM's CRDs), built once into the cache for the parity
-# suite and `olm dev up --reference-olm` (docs/parity.md); about 7 minutes cold.
+# The real OLM v0.38.0 (olm, catalog, package-server, OLM's CRDs), built once into the cache
+# for the parity suite and `olm dev up --reference-olm` (docs/parity.md); about 7 minutes cold.
 reference-olm: venv
 	@$(BIN)/python -m olm.devcluster.reference
+
+# The `kubectl operator` plugin v0.6.0 (kubectl-operator), built once into the cache for the
+# tests that drive olm-py as OLM users do (docs/kubectl-operator.md).
+kubectl-operator: venv
+	@$(BIN)/python -m olm.devcluster.tools kubectl-operator
 
 # The container image localhost/olm-py:dev, built offline with podman (docs/image.md).
 image: venv
@@ -47,13 +52,13 @@ contracts: venv
 unit: venv
 	$(BIN)/pytest tests/unit -q
 
-integration: setup image reference-olm
+integration: setup image reference-olm kubectl-operator
 	$(BIN)/pytest tests/integration -q
 
-e2e: setup
+e2e: setup kubectl-operator
 	$(BIN)/pytest tests/e2e -q
 
-test: setup lint typecheck contracts image reference-olm
+test: setup lint typecheck contracts image reference-olm kubectl-operator
 	$(BIN)/pytest tests -q
 
 # `make test` with one CPU burner per core beside it, as a loaded CI machine runs it

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -252,6 +252,41 @@ def olm_operator(
     operator.stop()
     assert operator.process is not None
     assert operator.process.returncode == 0, "olm run must stop cleanly on SIGTERM"
+
+
+KubectlOperator = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="session")
+def kubectl_operator(control_plane: ControlPlane) -> KubectlOperator:
+    """`kubectl operator ARGS...` against the test cluster, as OLM users run it: kubectl finds
+    the kubectl-operator v0.6.0 plugin (built or reused by `make kubectl-operator`) on PATH.
+    Returns the finished process; `check=True` (the default) fails the test on a non-zero
+    exit, showing the output."""
+    from olm.devcluster.tools import ensure_kubectl_operator
+
+    plugin_dir = ensure_kubectl_operator(Progress()).parent
+
+    def run(
+        *args: str, check: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        env = control_plane.env()
+        env["PATH"] = f"{plugin_dir}{os.pathsep}{env.get('PATH', '')}"
+        result = subprocess.run(
+            [str(control_plane.bin_dir / "kubectl"), "operator", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(
+                f"kubectl operator {' '.join(args)} failed ({result.returncode}):\n"
+                f"{result.stdout}{result.stderr}"
+            )
+        return result
+
+    return run
 
 
 class Recorder:

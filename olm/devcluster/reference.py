@@ -1,16 +1,17 @@
 """The reference OLM: the real OLM v0.38.0, built by the project and run on a local cluster.
 
-`ensure_reference_olm()` builds OLM's `olm` and `catalog` commands from the Go module proxy
-through a throw-away wrapper module (the proxy refuses `go install` for OLM's modules), and
-copies OLM's own CRDs out of the operator-framework/api module, into a cache of their own:
-`<cache root>/tools/olm-v0.38.0/{olm,catalog,crds/}`. `reference_cluster.up_reference()`
+`ensure_reference_olm()` builds OLM's `olm`, `catalog` and `package-server` commands from the Go
+module proxy through a throw-away wrapper module (the proxy refuses `go install` for OLM's
+modules), and copies OLM's own CRDs out of the operator-framework/api module, into a cache of
+their own: `<cache root>/tools/olm-v0.38.0/{olm,catalog,package-server,crds/}`. `reference_cluster.up_reference()`
 (`olm dev up --reference-olm`) starts a local cluster, prepares it as OLM's chart does, serves the samples
 catalog with `opm serve` and runs the real olm-operator and catalog-operator as local
 processes of that cluster, so parity tests can run one scenario on both implementations.
 
 Invariants:
-- The cache is complete only when `manifest.json` exists, records the exact build inputs and
-  lists `olm`, `catalog` and the CRDs with their size and SHA-256; it is written last, so an
+- The cache is complete only when `manifest.json` exists, records the exact build inputs (the
+  list of commands among them: a cache built with fewer is stale and rebuilt whole) and
+  lists every command and the CRDs with their size and SHA-256; it is written last, so an
   interrupted build is never mistaken for a complete one. A complete cache is reused without
   invoking Go. Concurrent builders are serialized by a lock file next to the cache.
 - A reference cluster says so in its record (`cluster.json`, key `reference_olm`): `olm dev
@@ -57,7 +58,9 @@ OLM_MODULE = "github.com/operator-framework/operator-lifecycle-manager"
 # The operator-framework/api release OLM v0.38.0 resolves to; its `crds/` are OLM's CRDs.
 API_MODULE = "github.com/operator-framework/api"
 API_VERSION = "v0.36.0"
-COMMANDS: tuple[str, ...] = ("olm", "catalog")
+# package-server is OLM's aggregated API server (packages.operators.coreos.com); built for the
+# parity suite to run beside the reference OLM.
+COMMANDS: tuple[str, ...] = ("olm", "catalog", "package-server")
 BUILD_TAGS = "json1"
 WRAPPER_MODULE = "local/olmbin"
 WRAPPER_GO = "1.24.6"
@@ -100,7 +103,7 @@ HEALTH_PORTS: dict[str, int] = {
 
 @dataclass(frozen=True)
 class ReferenceOlmBinaries:
-    """The built reference OLM: its two commands and OLM's CRDs."""
+    """The built reference OLM: its commands and OLM's CRDs."""
 
     root: Path
 
@@ -111,6 +114,10 @@ class ReferenceOlmBinaries:
     @property
     def catalog(self) -> Path:
         return self.root / "catalog"
+
+    @property
+    def package_server(self) -> Path:
+        return self.root / "package-server"
 
     @property
     def crds(self) -> Path:
@@ -134,7 +141,7 @@ def wrapper_go_mod() -> str:
 
 
 def go_get_args(version: str = OLM_VERSION) -> list[str]:
-    """`go get -tool` pins both commands in the wrapper module (`go install pkg@v` is refused:
+    """`go get -tool` pins every command in the wrapper module (`go install pkg@v` is refused:
     it reads the module's version list, which the proxy answers with 403 for OLM)."""
     return ["get", "-tool", *(f"{OLM_MODULE}/cmd/{name}@{version}" for name in COMMANDS)]
 
@@ -302,8 +309,8 @@ class _Builder:
             self.go_run(
                 go_build_args(out),
                 work,
-                f"Building the real OLM {OLM_VERSION} (olm, catalog) into {self.root} (about 7 "
-                "minutes cold on 2 busy cores; later runs reuse it)",
+                f"Building the real OLM {OLM_VERSION} ({', '.join(COMMANDS)}) into {self.root} "
+                "(about 7 minutes cold on 2 busy cores; later runs reuse it)",
             )
             for name in COMMANDS:
                 built = out / name

@@ -144,3 +144,100 @@ def test_missing_go_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(BuildError, match="Go toolchain was not found"):
         ensure_helm()
+
+
+# ----- kubectl-operator -----------------------------------------------------------------------
+
+KO = "github.com/operator-framework/kubectl-operator"
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        f"-X {KO}/internal/version.GitVersion=v0.6.0",
+        f"-X {KO}/internal/version.GitCommit=ddb2132976fa3e0ca5da63915c29c77b9240da70",
+        f"-X {KO}/internal/version.GitCommitTime=2025-01-16T14:48:46Z",
+        f"-X {KO}/internal/version.GitTreeState=clean",
+    ],
+)
+def test_kubectl_operator_is_stamped_with_its_tag(stamp: str) -> None:
+    assert stamp in tools.kubectl_operator_ldflags()
+    assert tools.kubectl_operator_ldflags().startswith("-s -w ")
+
+
+def test_kubectl_operator_is_pinned_in_a_wrapper_module(tmp_path: Path) -> None:
+    get, download, build = tools.kubectl_operator_go_args(tmp_path)
+    assert get == ["get", "-tool", f"{KO}@v0.6.0"]
+    assert download == ["mod", "download", "-json", f"{KO}@v0.6.0"]
+    assert build[:2] == ["build", "-trimpath"]
+    assert build[build.index("-o") + 1] == str(tmp_path / "kubectl-operator")
+    assert build[-1] == KO
+    assert tools.kubectl_operator_wrapper_go_mod().startswith("module local/")
+
+
+def test_kubectl_operator_lives_in_its_own_cache_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("OLM_PY_CACHE", str(tmp_path))
+    assert tools.kubectl_operator_dir() == tmp_path / "tools" / "kubectl-operator-v0.6.0"
+
+
+def test_other_kubectl_operator_version_makes_the_cache_stale(tmp_path: Path) -> None:
+    (tmp_path / "kubectl-operator").write_bytes(b"plugin")
+    tools._write_manifest(tmp_path, "kubectl-operator", tools.kubectl_operator_inputs())
+    assert tool_problems(tmp_path, "kubectl-operator", tools.kubectl_operator_inputs()) == []
+    other = tools.kubectl_operator_inputs("v0.7.0")
+    assert "other inputs" in tool_problems(tmp_path, "kubectl-operator", other)[0]
+
+
+@pytest.mark.parametrize(
+    ("downloaded", "expected"),
+    [
+        ('{"Origin": {"Hash": "ddb2132976fa3e0ca5da63915c29c77b9240da70"}}', None),
+        ("{}", None),  # a proxy that records no origin: nothing to contradict
+        ('{"Origin": {"Hash": "0123"}}', "update KUBECTL_OPERATOR_COMMIT"),
+        ("not json", "no JSON object"),
+    ],
+)
+def test_the_commit_stamp_is_checked_against_the_proxy(
+    downloaded: str, expected: str | None
+) -> None:
+    problem = tools.origin_problem(downloaded)
+    if expected is None:
+        assert problem is None
+    else:
+        assert problem is not None and expected in problem
+
+
+def test_complete_kubectl_operator_cache_is_reused_without_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLM_PY_CACHE", str(tmp_path / "cache"))
+    root = tools.kubectl_operator_dir()
+    root.mkdir(parents=True)
+    (root / "kubectl-operator").write_bytes(b"plugin")
+    tools._write_manifest(root, "kubectl-operator", tools.kubectl_operator_inputs())
+    marker = tmp_path / "go-called"
+    monkeypatch.setenv("OLM_PY_GO", str(fake_go(tmp_path, marker)))
+    assert tools.ensure_kubectl_operator() == root / "kubectl-operator"
+    assert not marker.exists()
+
+
+def test_failed_kubectl_operator_build_says_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLM_PY_CACHE", str(tmp_path / "cache"))
+    marker = tmp_path / "go-called"
+    monkeypatch.setenv("OLM_PY_GO", str(fake_go(tmp_path, marker)))
+    with pytest.raises(BuildError) as caught:
+        tools.ensure_kubectl_operator()
+    message = str(caught.value)
+    assert "GOPROXY" in message and "404 Not Found" in message
+    assert "make kubectl-operator" in message
+    assert not (tools.kubectl_operator_dir() / "manifest.json").exists()
+    assert f"get -tool {KO}@v0.6.0" in marker.read_text()
+
+
+def test_the_tools_command_names_the_tools(capsys: pytest.CaptureFixture[str]) -> None:
+    assert tools.main(["no-such-tool"]) == 2
+    assert "kubectl-operator" in capsys.readouterr().err

@@ -19,13 +19,19 @@ from olm.devcluster.ports import free_ports
 M = "github.com/operator-framework/operator-lifecycle-manager"
 
 
-def test_the_build_pins_both_commands_and_stamps_the_version() -> None:
-    assert ref.go_get_args() == ["get", "-tool", f"{M}/cmd/olm@v0.38.0", f"{M}/cmd/catalog@v0.38.0"]
+def test_the_build_pins_every_command_and_stamps_the_version() -> None:
+    assert ref.go_get_args() == [
+        "get",
+        "-tool",
+        f"{M}/cmd/olm@v0.38.0",
+        f"{M}/cmd/catalog@v0.38.0",
+        f"{M}/cmd/package-server@v0.38.0",
+    ]
     args = ref.go_build_args(Path("/out"))
     assert args[:4] == ["build", "-trimpath", "-tags", "json1"]
     assert args[args.index("-ldflags") + 1] == f"-s -w -X {M}/pkg/version.OLMVersion=v0.38.0"
     assert args[args.index("-o") + 1] == "/out/"  # a directory: one binary per command
-    assert args[-2:] == [f"{M}/cmd/olm", f"{M}/cmd/catalog"]
+    assert args[-3:] == [f"{M}/cmd/olm", f"{M}/cmd/catalog", f"{M}/cmd/package-server"]
     assert ref.wrapper_go_mod().startswith("module local/olmbin\n")
 
 
@@ -48,6 +54,7 @@ def _complete_cache(root: Path) -> dict[str, str]:
     (root / "crds").mkdir(parents=True)
     (root / "olm").write_bytes(b"olm binary")
     (root / "catalog").write_bytes(b"catalog binary")
+    (root / "package-server").write_bytes(b"package-server binary")
     (root / "crds" / "operators.coreos.com_subscriptions.yaml").write_text("kind: CRD\n")
     inputs = ref.build_inputs()
     ref._write_manifest(root, inputs)
@@ -86,10 +93,27 @@ def _other_version(root: Path) -> None:
     (root / "manifest.json").write_text(json.dumps(manifest))
 
 
+def _built_before_package_server(root: Path) -> None:
+    """A cache as the build made it before package-server was added (two commands)."""
+    (root / "package-server").unlink()
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["inputs"]["commands"] = "olm,catalog"
+    del manifest["files"]["package-server"]
+    (root / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _forget_package_server(root: Path) -> None:
+    manifest = json.loads((root / "manifest.json").read_text())
+    del manifest["files"]["package-server"]
+    (root / "manifest.json").write_text(json.dumps(manifest))
+
+
 @pytest.mark.parametrize(
     ("damage", "expected"),
     [
         (None, None),
+        (_built_before_package_server, "built from other inputs"),
+        (_forget_package_server, "package-server is not listed"),
         (_drop_manifest, "missing (the build was never completed)"),
         (_garble_manifest, "unreadable"),
         (_other_version, "built from other inputs"),
