@@ -21,16 +21,13 @@ Design (docs/pod-network.md):
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
-import functools
 import ipaddress
 import json
 import os
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,11 +36,9 @@ from typing import Any
 POOL = ipaddress.IPv4Network("10.192.0.0/10")
 SLOTS = 64
 REGISTRY_DIR = Path(os.environ.get("OLM_PY_NET_REGISTRY", "/run/olm-py/net"))
-NETNS_DIR = Path("/run/netns")
 STATE_FILE = "network.json"
 ENABLE_ENV = "OLM_PY_POD_NETWORK"  # "0" turns the pod network off
 NAME_PREFIX = "olmpy"
-CLONE_NEWNET = 0x40000000
 
 
 class NetworkError(RuntimeError):
@@ -334,153 +329,42 @@ def add_pod(network: ClusterNetwork, pod_ip: str) -> str:
     """Create the namespace and veth pair of the pod with `pod_ip`; returns the namespace."""
     name, peer = network.pod_names(pod_ip)
     remove_pod(network, pod_ip)  # a previous pod with this (recycled) IP
+    return _add_namespace(network, name, peer, pod_ip)
+
+
+def remove_pod(network: ClusterNetwork, pod_ip: str) -> None:
+    _remove_namespace(*network.pod_names(pod_ip))
+
+
+def _add_namespace(network: ClusterNetwork, name: str, peer: str, address: str) -> str:
+    """Namespace `name` whose `eth0` has `address`/32 and a route to the gateway only, linked
+    to the host end `name` (gateway address, a /32 route to `address`)."""
     gateway = network.gateway
     steps = [
         ("netns", "add", name),
         ("link", "add", name, "type", "veth", "peer", "name", peer, "netns", name),
         ("-n", name, "link", "set", peer, "name", "eth0"),
-        ("-n", name, "addr", "add", f"{pod_ip}/32", "dev", "eth0"),
+        ("-n", name, "addr", "add", f"{address}/32", "dev", "eth0"),
         ("-n", name, "link", "set", "lo", "up"),
         ("-n", name, "link", "set", "eth0", "up"),
         ("-n", name, "route", "add", f"{gateway}/32", "dev", "eth0", "scope", "link"),
         ("addr", "add", f"{gateway}/32", "dev", name),
         ("link", "set", name, "up"),
-        ("route", "add", f"{pod_ip}/32", "dev", name, "src", gateway),
+        ("route", "add", f"{address}/32", "dev", name, "src", gateway),
     ]
     try:
         for step in steps:
             _ip(*step)
     except NetworkError:
-        remove_pod(network, pod_ip)
+        _remove_namespace(name, peer)
         raise
     return name
 
 
-def remove_pod(network: ClusterNetwork, pod_ip: str) -> None:
-    name, peer = network.pod_names(pod_ip)
+def _remove_namespace(name: str, peer: str) -> None:
     links = {str(link.get("ifname", "")) for link in _ip_json("link", "show")}
     for link in (name, peer):
         if link in links:
             _ip("link", "del", link, check=False)
     if name in _netns_names():
         _ip("netns", "del", name, check=False)
-
-
-@functools.cache
-def libc() -> Any:
-    # Loaded in the parent (open_netns) so a forked child never runs the dynamic loader.
-    return ctypes.CDLL("libc.so.6", use_errno=True)
-
-
-def enter(netns_fd: int) -> None:
-    """Move the calling thread (or a child before exec) into the network namespace `netns_fd`."""
-    if libc().setns(netns_fd, CLONE_NEWNET) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"setns failed: {os.strerror(errno)}")
-
-
-def open_netns(name: str) -> int:
-    libc()
-    return os.open(NETNS_DIR / name, os.O_RDONLY | os.O_CLOEXEC)
-
-
-def listen_in(name: str, host: str, port: int) -> Any:
-    """A TCP socket listening on host:port inside namespace `name` (created by a thread that
-    enters the namespace; a socket stays in the namespace it was created in)."""
-    import socket
-
-    result: list[socket.socket | BaseException] = []
-
-    def create() -> None:
-        try:
-            fd = open_netns(name)
-            try:
-                enter(fd)
-            finally:
-                os.close(fd)
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((host, port))
-            sock.listen(64)
-            sock.setblocking(False)
-            result.append(sock)
-        except BaseException as exc:  # handed to the caller
-            result.append(exc)
-
-    # The thread ends in the pod's namespace and is discarded; the caller's stays untouched.
-    worker = threading.Thread(target=create, name=f"netns-{name}", daemon=True)
-    worker.start()
-    worker.join()
-    outcome = result[0]
-    if isinstance(outcome, BaseException):
-        raise NetworkError(f"cannot listen on {host}:{port} in {name}: {outcome}")
-    return outcome
-
-
-class Forwarder:
-    """Forwards connections to 127.0.0.1:<port> inside pod namespaces to the host's
-    127.0.0.1:<port> (the kube-apiserver), on one asyncio loop in a thread of its own."""
-
-    def __init__(self) -> None:
-        import asyncio
-
-        self._asyncio = asyncio
-        self.loop = asyncio.new_event_loop()
-        self.servers: dict[str, Any] = {}
-        self.connections: dict[str, set[Any]] = {}
-        self.thread = threading.Thread(target=self.loop.run_forever, name="forwarder", daemon=True)
-        self.thread.start()
-
-    def _call(self, coroutine: Any) -> Any:
-        return self._asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(30)
-
-    def open(self, netns: str, port: int) -> None:
-        """Listen on 127.0.0.1:`port` in `netns`, forwarding to the host's 127.0.0.1:`port`."""
-        if netns in self.servers:
-            return
-        sock = listen_in(netns, "127.0.0.1", port)
-        asyncio = self._asyncio
-        writers: set[Any] = set()
-
-        async def pipe(reader: Any, writer: Any) -> None:
-            try:
-                while data := await reader.read(65536):
-                    writer.write(data)
-                    await writer.drain()
-            except (ConnectionError, OSError):
-                pass
-            finally:
-                with contextlib.suppress(Exception):
-                    writer.close()
-
-        async def handle(reader: Any, writer: Any) -> None:
-            try:
-                upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                writer.close()
-                return
-            writers.update((writer, upstream_writer))
-            try:
-                await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
-            finally:
-                writers.difference_update((writer, upstream_writer))
-
-        async def start() -> Any:
-            return await asyncio.start_server(handle, sock=sock)
-
-        self.servers[netns] = self._call(start())
-        self.connections[netns] = writers
-
-    def close(self, netns: str) -> None:
-        server = self.servers.pop(netns, None)
-        writers = self.connections.pop(netns, set())
-        if server is None:
-            return
-
-        async def stop() -> None:
-            server.close()
-            for writer in list(writers):
-                with contextlib.suppress(Exception):
-                    writer.close()
-
-        self._call(stop())
