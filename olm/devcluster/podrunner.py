@@ -16,7 +16,9 @@ container's arguments, so a chart-installed olm-py works with exactly the chart'
 run on the host's network, so each declared containerPort of such a pod gets a free host port
 of its own (replicas must not collide); `--<name>-port=N` arguments are rewritten to it and the
 mapping is written to `<state>/pods/<ns>_<pod>/ports.json`
-(`{"<container>": {"<containerPort>": hostPort}}`); `olm run` listens on 127.0.0.1 only.
+(`{"<container>": {"<containerPort>": hostPort}}`); `olm run` listens on 127.0.0.1 only. With
+the pod network (and a pod IP, not hostNetwork), the pod IP also gets a namespace in which
+`<pod IP>:<containerPort>` relays to that host port, so a Service selecting the pods works.
 
 With the cluster's pod network (olm/devcluster/network.py, docs/pod-network.md), every other
 program runs in a network namespace of its own whose `eth0` has the pod IP kwok gave the pod, so
@@ -160,6 +162,10 @@ def resolve_env(container: dict[str, Any], pod: dict[str, Any]) -> dict[str, str
     return env
 
 
+def _key(pod: dict[str, Any]) -> tuple[str, str]:
+    return pod["metadata"]["namespace"], pod["metadata"]["name"]
+
+
 def _die_with_parent() -> None:
     netns.libc().prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
@@ -266,9 +272,11 @@ class PodRunner:
         image = container.get("image", "")
         namespace, listen = None, "127.0.0.1"
         if is_olm_py_image(image):
-            command = localize_ports(command, self._host_ports(directory, container))
+            host_ports = self._host_ports(directory, container)
+            command = localize_ports(command, host_ports)
             if "run" in command and not any(a.startswith("--bind-address") for a in command):
                 command.append("--bind-address=127.0.0.1")  # the pod's ports, on loopback
+            self._publish_ports(pod, host_ports)
         elif self.network is not None and not pod["spec"].get("hostNetwork"):
             namespace, listen = self._pod_netns(pod)
         env = {
@@ -313,6 +321,23 @@ class PodRunner:
             process.pid,
             f", network namespace {namespace} at {listen}" if namespace else "",
         )
+
+    def _publish_ports(self, pod: dict[str, Any], host_ports: dict[int, int]) -> None:
+        """An olm-py image pod runs on the host's network; with the pod network, its pod IP
+        gets a namespace where each containerPort relays to the port's host port, so a
+        Service selecting the pod reaches it (docs/pod-network.md)."""
+        has_ip = bool((pod.get("status") or {}).get("podIP"))
+        if self.forwarder is None or pod["spec"].get("hostNetwork") or not has_ip:
+            return
+        try:
+            namespace, pod_ip = self._pod_netns(pod)
+            for port, host_port in host_ports.items():
+                self.forwarder.open(namespace, port, address=pod_ip, target=host_port)
+                log.info(
+                    "pod %s/%s: %s:%d relays to 127.0.0.1:%d", *_key(pod), pod_ip, port, host_port
+                )
+        except network.NetworkError as exc:  # the process still runs, on 127.0.0.1
+            log.warning("pod %s/%s: ports not published at its pod IP: %s", *_key(pod), exc)
 
     def _host_ports(self, directory: Path, container: dict[str, Any]) -> dict[int, int]:
         """A free host port for each containerPort (kept across restarts of the process)."""
