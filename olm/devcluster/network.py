@@ -12,6 +12,10 @@ Design (docs/pod-network.md):
   offset in the pod range) with a veth pair: the host end `olmpy<slot>-<n>` has the gateway
   address and a /32 route to the pod; the pod end is `eth0` with the pod IP and a route to the
   gateway only (no default route: pod programs reach nothing but the host end).
+- A host bridge (a selectorless Service asking for one, docs/pod-network.md) gets an address
+  `.1.<i>` of the node /24 between the node (`.1`) and the gateway (`.254`), i in 2..253, and a
+  namespace `olmpy<slot>b<i>` linked the same way (pod end created as `olmpy<slot>q<i>`).
+  kwok never hands these out: it allocates from the pod range only.
 - What a cluster created is recorded in `<state>/network.json` and in a machine-wide registry
   (`/run/olm-py/net/slot-<slot>.json`, on tmpfs like the kernel state it mirrors); `release`
   removes every namespace, link and route of the slot. `allocate` first releases slots whose
@@ -39,6 +43,8 @@ REGISTRY_DIR = Path(os.environ.get("OLM_PY_NET_REGISTRY", "/run/olm-py/net"))
 STATE_FILE = "network.json"
 ENABLE_ENV = "OLM_PY_POD_NETWORK"  # "0" turns the pod network off
 NAME_PREFIX = "olmpy"
+# Host bridge addresses: `.1.<i>` of the node /24, strictly between the node and the gateway.
+BRIDGE_INDEXES = range(2, 254)
 
 
 class NetworkError(RuntimeError):
@@ -80,7 +86,8 @@ class ClusterNetwork:
         return f"{NAME_PREFIX}{self.slot:02d}"
 
     def owns_name(self, name: str) -> bool:
-        return re.fullmatch(rf"{self.prefix}[-p]\d+", name) is not None
+        """Pod (`-`, `p`) and host bridge (`b`, `q`) namespaces and links of this cluster."""
+        return re.fullmatch(rf"{self.prefix}[-pbq]\d+", name) is not None
 
     def pod_index(self, pod_ip: str) -> int:
         address = ipaddress.IPv4Address(pod_ip)
@@ -93,6 +100,16 @@ class ClusterNetwork:
         """(namespace and host link name, temporary name of the pod end); at most 15 chars."""
         index = self.pod_index(pod_ip)
         return f"{self.prefix}-{index}", f"{self.prefix}p{index}"
+
+    def bridge_address(self, index: int) -> str:
+        if index not in BRIDGE_INDEXES:
+            raise NetworkError(f"host bridge index {index} is outside {BRIDGE_INDEXES}")
+        return str(self._address(256 + index))
+
+    def bridge_names(self, index: int) -> tuple[str, str]:
+        """(namespace and host link name, temporary name of the bridge end); at most 11 chars."""
+        self.bridge_address(index)
+        return f"{self.prefix}b{index}", f"{self.prefix}q{index}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -322,7 +339,7 @@ def leftovers(network: ClusterNetwork) -> list[str]:
     return found
 
 
-# ----- one pod's namespace -------------------------------------------------------------------
+# ----- one pod's or host bridge's namespace ------------------------------------------------
 
 
 def add_pod(network: ClusterNetwork, pod_ip: str) -> str:
@@ -334,6 +351,26 @@ def add_pod(network: ClusterNetwork, pod_ip: str) -> str:
 
 def remove_pod(network: ClusterNetwork, pod_ip: str) -> None:
     _remove_namespace(*network.pod_names(pod_ip))
+
+
+def add_bridge(network: ClusterNetwork, index: int) -> str:
+    """Create the namespace of host bridge `index` (a leftover of that name is replaced)."""
+    name, peer = network.bridge_names(index)
+    _remove_namespace(name, peer)
+    return _add_namespace(network, name, peer, network.bridge_address(index))
+
+
+def remove_bridge(network: ClusterNetwork, index: int) -> None:
+    _remove_namespace(*network.bridge_names(index))
+
+
+def remove_bridges(network: ClusterNetwork) -> None:
+    """Every host bridge namespace and link of `network` (a previous pod runner's)."""
+    present = set(_netns_names())
+    for index in BRIDGE_INDEXES:
+        name, peer = network.bridge_names(index)
+        if name in present:
+            _remove_namespace(name, peer)
 
 
 def _add_namespace(network: ClusterNetwork, name: str, peer: str, address: str) -> str:

@@ -26,6 +26,7 @@ the kube-apiserver reaches it at its Service's endpoints (webhooks, API services
 kube-apiserver is at the same 127.0.0.1:<port> as on the host (a forwarder of this runner), and
 `POD_IP` (and a `status.podIP` fieldRef) is the pod's address, where a server listens: the pod
 IP in its namespace; 127.0.0.1 without the pod network, so nothing listens beyond loopback.
+The runner also serves host bridges for selectorless Services (olm/devcluster/bridges.py).
 
 Secret and ConfigMap volumes become local files (olm/devcluster/volumes.py).
 """
@@ -33,6 +34,7 @@ Secret and ConfigMap volumes become local files (olm/devcluster/volumes.py).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -45,9 +47,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from olm.devcluster import netns, network
+from olm.devcluster import bridges, netns, network
 from olm.devcluster.volumes import MOUNTS_ENV, NotYetRunnable, materialize_volumes, mounts_for
 from olm.kube.client import api_client
+from olm.kube.gateway import Gateway
 from olm.kube.pods import PodWatcher
 
 # Image repository -> the Python module that is its program. The getting-started guide's own
@@ -181,6 +184,12 @@ class PodRunner:
         # The pod network (None: every pod shares the host's network).
         self.network = network.load(state_dir)
         self.forwarder = netns.Forwarder() if self.network else None
+        self.gateway = Gateway(self.watcher.api, field_manager="olm-py-pod-runner")
+        self.bridges = (
+            bridges.HostBridges(self.network, self.forwarder, self.watcher, self.gateway)
+            if self.network and self.forwarder
+            else None
+        )
         self.netns: dict[tuple[str, str], tuple[str, str]] = {}  # pod -> (namespace, pod IP)
         self.volumes: dict[tuple[str, str], dict[str, Path]] = {}
         self.waiting: dict[tuple[str, str], str] = {}  # pod -> why it cannot start yet
@@ -419,16 +428,25 @@ class PodRunner:
         with self.lock:
             for namespace, name in {k[:2] for k in self.processes} | set(self.netns):
                 self._stop(namespace, name)
+        if self.bridges is not None:
+            self.bridges.stop_all()
 
     def run(self, stop: threading.Event) -> None:
         def supervise() -> None:
             while not stop.wait(RESTART_DELAY):
                 try:
                     self.restart_exited()
+                    if self.bridges is not None:
+                        self.bridges.retry_failed()
                 except Exception:  # the supervisor must not die
                     log.exception("supervising the pods' processes failed")
 
         threading.Thread(target=supervise, daemon=True).start()
+        if self.bridges is not None:
+            threading.Thread(target=self.bridges.run, args=(stop,), daemon=True).start()
+        else:  # no bridges: nothing may say otherwise (a previous runner's, over the same etcd)
+            with contextlib.suppress(Exception):
+                bridges.withdraw(self.gateway)
         while not stop.is_set():
             try:
                 for event_type, pod in self.watcher.events(stop):
