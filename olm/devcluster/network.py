@@ -12,6 +12,10 @@ Design (docs/pod-network.md):
   offset in the pod range) with a veth pair: the host end `olmpy<slot>-<n>` has the gateway
   address and a /32 route to the pod; the pod end is `eth0` with the pod IP and a route to the
   gateway only (no default route: pod programs reach nothing but the host end).
+- A host bridge (a selectorless Service asking for one, docs/pod-network.md) gets an address
+  `.1.<i>` of the node /24 between the node (`.1`) and the gateway (`.254`), i in 2..253, and a
+  namespace `olmpy<slot>b<i>` linked the same way (pod end created as `olmpy<slot>q<i>`).
+  kwok never hands these out: it allocates from the pod range only.
 - What a cluster created is recorded in `<state>/network.json` and in a machine-wide registry
   (`/run/olm-py/net/slot-<slot>.json`, on tmpfs like the kernel state it mirrors); `release`
   removes every namespace, link and route of the slot. `allocate` first releases slots whose
@@ -21,16 +25,13 @@ Design (docs/pod-network.md):
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
-import functools
 import ipaddress
 import json
 import os
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,11 +40,11 @@ from typing import Any
 POOL = ipaddress.IPv4Network("10.192.0.0/10")
 SLOTS = 64
 REGISTRY_DIR = Path(os.environ.get("OLM_PY_NET_REGISTRY", "/run/olm-py/net"))
-NETNS_DIR = Path("/run/netns")
 STATE_FILE = "network.json"
 ENABLE_ENV = "OLM_PY_POD_NETWORK"  # "0" turns the pod network off
 NAME_PREFIX = "olmpy"
-CLONE_NEWNET = 0x40000000
+# Host bridge addresses: `.1.<i>` of the node /24, strictly between the node and the gateway.
+BRIDGE_INDEXES = range(2, 254)
 
 
 class NetworkError(RuntimeError):
@@ -85,7 +86,8 @@ class ClusterNetwork:
         return f"{NAME_PREFIX}{self.slot:02d}"
 
     def owns_name(self, name: str) -> bool:
-        return re.fullmatch(rf"{self.prefix}[-p]\d+", name) is not None
+        """Pod (`-`, `p`) and host bridge (`b`, `q`) namespaces and links of this cluster."""
+        return re.fullmatch(rf"{self.prefix}[-pbq]\d+", name) is not None
 
     def pod_index(self, pod_ip: str) -> int:
         address = ipaddress.IPv4Address(pod_ip)
@@ -98,6 +100,16 @@ class ClusterNetwork:
         """(namespace and host link name, temporary name of the pod end); at most 15 chars."""
         index = self.pod_index(pod_ip)
         return f"{self.prefix}-{index}", f"{self.prefix}p{index}"
+
+    def bridge_address(self, index: int) -> str:
+        if index not in BRIDGE_INDEXES:
+            raise NetworkError(f"host bridge index {index} is outside {BRIDGE_INDEXES}")
+        return str(self._address(256 + index))
+
+    def bridge_names(self, index: int) -> tuple[str, str]:
+        """(namespace and host link name, temporary name of the bridge end); at most 11 chars."""
+        self.bridge_address(index)
+        return f"{self.prefix}b{index}", f"{self.prefix}q{index}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -327,160 +339,69 @@ def leftovers(network: ClusterNetwork) -> list[str]:
     return found
 
 
-# ----- one pod's namespace -------------------------------------------------------------------
+# ----- one pod's or host bridge's namespace ------------------------------------------------
 
 
 def add_pod(network: ClusterNetwork, pod_ip: str) -> str:
     """Create the namespace and veth pair of the pod with `pod_ip`; returns the namespace."""
     name, peer = network.pod_names(pod_ip)
     remove_pod(network, pod_ip)  # a previous pod with this (recycled) IP
+    return _add_namespace(network, name, peer, pod_ip)
+
+
+def remove_pod(network: ClusterNetwork, pod_ip: str) -> None:
+    _remove_namespace(*network.pod_names(pod_ip))
+
+
+def add_bridge(network: ClusterNetwork, index: int) -> str:
+    """Create the namespace of host bridge `index` (a leftover of that name is replaced)."""
+    name, peer = network.bridge_names(index)
+    _remove_namespace(name, peer)
+    return _add_namespace(network, name, peer, network.bridge_address(index))
+
+
+def remove_bridge(network: ClusterNetwork, index: int) -> None:
+    _remove_namespace(*network.bridge_names(index))
+
+
+def remove_bridges(network: ClusterNetwork) -> None:
+    """Every host bridge namespace and link of `network` (a previous pod runner's)."""
+    present = set(_netns_names())
+    for index in BRIDGE_INDEXES:
+        name, peer = network.bridge_names(index)
+        if name in present:
+            _remove_namespace(name, peer)
+
+
+def _add_namespace(network: ClusterNetwork, name: str, peer: str, address: str) -> str:
+    """Namespace `name` whose `eth0` has `address`/32 and a route to the gateway only, linked
+    to the host end `name` (gateway address, a /32 route to `address`)."""
     gateway = network.gateway
     steps = [
         ("netns", "add", name),
         ("link", "add", name, "type", "veth", "peer", "name", peer, "netns", name),
         ("-n", name, "link", "set", peer, "name", "eth0"),
-        ("-n", name, "addr", "add", f"{pod_ip}/32", "dev", "eth0"),
+        ("-n", name, "addr", "add", f"{address}/32", "dev", "eth0"),
         ("-n", name, "link", "set", "lo", "up"),
         ("-n", name, "link", "set", "eth0", "up"),
         ("-n", name, "route", "add", f"{gateway}/32", "dev", "eth0", "scope", "link"),
         ("addr", "add", f"{gateway}/32", "dev", name),
         ("link", "set", name, "up"),
-        ("route", "add", f"{pod_ip}/32", "dev", name, "src", gateway),
+        ("route", "add", f"{address}/32", "dev", name, "src", gateway),
     ]
     try:
         for step in steps:
             _ip(*step)
     except NetworkError:
-        remove_pod(network, pod_ip)
+        _remove_namespace(name, peer)
         raise
     return name
 
 
-def remove_pod(network: ClusterNetwork, pod_ip: str) -> None:
-    name, peer = network.pod_names(pod_ip)
+def _remove_namespace(name: str, peer: str) -> None:
     links = {str(link.get("ifname", "")) for link in _ip_json("link", "show")}
     for link in (name, peer):
         if link in links:
             _ip("link", "del", link, check=False)
     if name in _netns_names():
         _ip("netns", "del", name, check=False)
-
-
-@functools.cache
-def libc() -> Any:
-    # Loaded in the parent (open_netns) so a forked child never runs the dynamic loader.
-    return ctypes.CDLL("libc.so.6", use_errno=True)
-
-
-def enter(netns_fd: int) -> None:
-    """Move the calling thread (or a child before exec) into the network namespace `netns_fd`."""
-    if libc().setns(netns_fd, CLONE_NEWNET) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"setns failed: {os.strerror(errno)}")
-
-
-def open_netns(name: str) -> int:
-    libc()
-    return os.open(NETNS_DIR / name, os.O_RDONLY | os.O_CLOEXEC)
-
-
-def listen_in(name: str, host: str, port: int) -> Any:
-    """A TCP socket listening on host:port inside namespace `name` (created by a thread that
-    enters the namespace; a socket stays in the namespace it was created in)."""
-    import socket
-
-    result: list[socket.socket | BaseException] = []
-
-    def create() -> None:
-        try:
-            fd = open_netns(name)
-            try:
-                enter(fd)
-            finally:
-                os.close(fd)
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((host, port))
-            sock.listen(64)
-            sock.setblocking(False)
-            result.append(sock)
-        except BaseException as exc:  # handed to the caller
-            result.append(exc)
-
-    # The thread ends in the pod's namespace and is discarded; the caller's stays untouched.
-    worker = threading.Thread(target=create, name=f"netns-{name}", daemon=True)
-    worker.start()
-    worker.join()
-    outcome = result[0]
-    if isinstance(outcome, BaseException):
-        raise NetworkError(f"cannot listen on {host}:{port} in {name}: {outcome}")
-    return outcome
-
-
-class Forwarder:
-    """Forwards connections to 127.0.0.1:<port> inside pod namespaces to the host's
-    127.0.0.1:<port> (the kube-apiserver), on one asyncio loop in a thread of its own."""
-
-    def __init__(self) -> None:
-        import asyncio
-
-        self._asyncio = asyncio
-        self.loop = asyncio.new_event_loop()
-        self.servers: dict[str, Any] = {}
-        self.connections: dict[str, set[Any]] = {}
-        self.thread = threading.Thread(target=self.loop.run_forever, name="forwarder", daemon=True)
-        self.thread.start()
-
-    def _call(self, coroutine: Any) -> Any:
-        return self._asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(30)
-
-    def open(self, netns: str, port: int) -> None:
-        """Listen on 127.0.0.1:`port` in `netns`, forwarding to the host's 127.0.0.1:`port`."""
-        if netns in self.servers:
-            return
-        sock = listen_in(netns, "127.0.0.1", port)
-        asyncio = self._asyncio
-        writers: set[Any] = set()
-
-        async def pipe(reader: Any, writer: Any) -> None:
-            try:
-                while data := await reader.read(65536):
-                    writer.write(data)
-                    await writer.drain()
-            except (ConnectionError, OSError):
-                pass
-            finally:
-                with contextlib.suppress(Exception):
-                    writer.close()
-
-        async def handle(reader: Any, writer: Any) -> None:
-            try:
-                upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                writer.close()
-                return
-            writers.update((writer, upstream_writer))
-            try:
-                await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
-            finally:
-                writers.difference_update((writer, upstream_writer))
-
-        async def start() -> Any:
-            return await asyncio.start_server(handle, sock=sock)
-
-        self.servers[netns] = self._call(start())
-        self.connections[netns] = writers
-
-    def close(self, netns: str) -> None:
-        server = self.servers.pop(netns, None)
-        writers = self.connections.pop(netns, set())
-        if server is None:
-            return
-
-        async def stop() -> None:
-            server.close()
-            for writer in list(writers):
-                with contextlib.suppress(Exception):
-                    writer.close()
-
-        self._call(stop())

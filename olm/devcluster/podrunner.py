@@ -12,11 +12,13 @@ operator's life follows what OLM does to its Deployment:
 
 Pods of the olm-py image itself (any repository whose last part is `olm-py`, e.g. the chart's
 `quay.io/olm-py/olm-py:<version>` or `localhost/olm-py:dev`) run as this venv's `olm` with the
-container's arguments, so a chart-installed olm-py works with exactly the chart's RBAC. Every
-pod shares the host's network here, so each declared containerPort of such a pod gets a free
-host port of its own (replicas must not collide); `--<name>-port=N` arguments are rewritten to
-it and the mapping is written to `<state>/pods/<ns>_<pod>/ports.json`
-(`{"<container>": {"<containerPort>": hostPort}}`); `olm run` listens on 127.0.0.1 only.
+container's arguments, so a chart-installed olm-py works with exactly the chart's RBAC. They
+run on the host's network, so each declared containerPort of such a pod gets a free host port
+of its own (replicas must not collide); `--<name>-port=N` arguments are rewritten to it and the
+mapping is written to `<state>/pods/<ns>_<pod>/ports.json`
+(`{"<container>": {"<containerPort>": hostPort}}`); `olm run` listens on 127.0.0.1 only. With
+the pod network (and a pod IP, not hostNetwork), the pod IP also gets a namespace in which
+`<pod IP>:<containerPort>` relays to that host port, so a Service selecting the pods works.
 
 With the cluster's pod network (olm/devcluster/network.py, docs/pod-network.md), every other
 program runs in a network namespace of its own whose `eth0` has the pod IP kwok gave the pod, so
@@ -24,31 +26,31 @@ the kube-apiserver reaches it at its Service's endpoints (webhooks, API services
 kube-apiserver is at the same 127.0.0.1:<port> as on the host (a forwarder of this runner), and
 `POD_IP` (and a `status.podIP` fieldRef) is the pod's address, where a server listens: the pod
 IP in its namespace; 127.0.0.1 without the pod network, so nothing listens beyond loopback.
+The runner also serves host bridges for selectorless Services (olm/devcluster/bridges.py).
 
-`secret` and `configMap` volumes are written to `<state>/pods/<ns>_<pod>/volumes/<volume>/`
-(one file per key, 0600) when the pod starts, and each container gets `OLM_PY_MOUNTS`, a JSON
-object `{"<mountPath>": "<local directory>"}` for its volumeMounts.
+Secret and ConfigMap volumes become local files (olm/devcluster/volumes.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from olm.devcluster import network
+from olm.devcluster import bridges, netns, network
+from olm.devcluster.volumes import MOUNTS_ENV, NotYetRunnable, materialize_volumes, mounts_for
 from olm.kube.client import api_client
+from olm.kube.gateway import Gateway
 from olm.kube.pods import PodWatcher
 
 # Image repository -> the Python module that is its program. The getting-started guide's own
@@ -61,7 +63,6 @@ PROGRAMS: dict[str, str] = {
     "olm-py.local/echo-webhook": "olm.samples.echo_webhook",
 }
 RESTART_DELAY = 2.0
-MOUNTS_ENV = "OLM_PY_MOUNTS"
 POD_IP_ENV = "POD_IP"
 
 log = logging.getLogger("pod-runner")
@@ -164,67 +165,12 @@ def resolve_env(container: dict[str, Any], pod: dict[str, Any]) -> dict[str, str
     return env
 
 
-class NotYetRunnable(Exception):
-    """The pod cannot start yet (a volume's Secret is missing, no pod IP yet); retried."""
-
-
-VolumeReader = Callable[[str, str, str], "dict[str, bytes] | None"]
-
-
-def materialize_volumes(
-    pod: dict[str, Any], directory: Path, read: VolumeReader
-) -> dict[str, Path]:
-    """Write the pod's `secret` and `configMap` volumes under `directory/volumes/<volume>/`
-    (`items` pick and rename keys); returns volume name -> directory."""
-    namespace = pod["metadata"]["namespace"]
-    written: dict[str, Path] = {}
-    for volume in pod["spec"].get("volumes") or []:
-        for kind, name_field in (("secret", "secretName"), ("configMap", "name")):
-            source = volume.get(kind)
-            if source is None:
-                continue
-            name = str(source.get(name_field, ""))
-            data = read(namespace, kind, name)
-            if data is None:
-                if source.get("optional"):
-                    data = {}
-                else:
-                    raise NotYetRunnable(f"{kind} {namespace}/{name} of volume {volume['name']}")
-            items = source.get("items")
-            files = (
-                {str(i["path"]): data[i["key"]] for i in items if i["key"] in data}
-                if items
-                else data
-            )
-            target = directory / "volumes" / str(volume["name"])
-            if target.exists():
-                shutil.rmtree(target)
-            target.mkdir(parents=True, mode=0o700)
-            for relative, content in files.items():
-                path = target / relative
-                if target not in path.resolve().parents:
-                    continue  # a key may not write outside its volume
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(content)
-                path.chmod(0o600)
-            written[str(volume["name"])] = target
-    return written
-
-
-def mounts_for(container: dict[str, Any], volumes: dict[str, Path]) -> dict[str, str]:
-    """`OLM_PY_MOUNTS` of a container: mountPath -> local directory (or file, with subPath)."""
-    mounts = {}
-    for mount in container.get("volumeMounts") or []:
-        local = volumes.get(str(mount.get("name")))
-        if local is None:
-            continue
-        sub_path = mount.get("subPath")
-        mounts[str(mount["mountPath"])] = str(local / sub_path if sub_path else local)
-    return mounts
+def _key(pod: dict[str, Any]) -> tuple[str, str]:
+    return pod["metadata"]["namespace"], pod["metadata"]["name"]
 
 
 def _die_with_parent() -> None:
-    network.libc().prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    netns.libc().prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class PodRunner:
@@ -237,7 +183,13 @@ class PodRunner:
         self.lock = threading.Lock()
         # The pod network (None: every pod shares the host's network).
         self.network = network.load(state_dir)
-        self.forwarder = network.Forwarder() if self.network else None
+        self.forwarder = netns.Forwarder() if self.network else None
+        self.gateway = Gateway(self.watcher.api, field_manager="olm-py-pod-runner")
+        self.bridges = (
+            bridges.HostBridges(self.network, self.forwarder, self.watcher, self.gateway)
+            if self.network and self.forwarder
+            else None
+        )
         self.netns: dict[tuple[str, str], tuple[str, str]] = {}  # pod -> (namespace, pod IP)
         self.volumes: dict[tuple[str, str], dict[str, Path]] = {}
         self.waiting: dict[tuple[str, str], str] = {}  # pod -> why it cannot start yet
@@ -327,13 +279,15 @@ class PodRunner:
         meta = pod["metadata"]
         pod_key = (meta["namespace"], meta["name"])
         image = container.get("image", "")
-        netns, listen = None, "127.0.0.1"
+        namespace, listen = None, "127.0.0.1"
         if is_olm_py_image(image):
-            command = localize_ports(command, self._host_ports(directory, container))
+            host_ports = self._host_ports(directory, container)
+            command = localize_ports(command, host_ports)
             if "run" in command and not any(a.startswith("--bind-address") for a in command):
                 command.append("--bind-address=127.0.0.1")  # the pod's ports, on loopback
+            self._publish_ports(pod, host_ports)
         elif self.network is not None and not pod["spec"].get("hostNetwork"):
-            netns, listen = self._pod_netns(pod)
+            namespace, listen = self._pod_netns(pod)
         env = {
             **{k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH")},
             # The pod's address: where its servers listen (loopback on the host's network).
@@ -346,13 +300,13 @@ class PodRunner:
             "POD_NAMESPACE": meta["namespace"],
             MOUNTS_ENV: json.dumps(mounts_for(container, self.volumes.get(pod_key, {}))),
         }
-        network.libc()  # loaded before the fork: the child only calls into it
-        netns_fd = network.open_netns(netns) if netns else None
+        netns.libc()  # loaded before the fork: the child only calls into it
+        netns_fd = netns.open_netns(namespace) if namespace else None
 
         def prepare() -> None:
             _die_with_parent()
             if netns_fd is not None:
-                network.enter(netns_fd)
+                netns.enter(netns_fd)
 
         try:
             with (directory / f"{container['name']}.log").open("ab") as out:
@@ -374,8 +328,25 @@ class PodRunner:
             meta["namespace"],
             meta["name"],
             process.pid,
-            f", network namespace {netns} at {listen}" if netns else "",
+            f", network namespace {namespace} at {listen}" if namespace else "",
         )
+
+    def _publish_ports(self, pod: dict[str, Any], host_ports: dict[int, int]) -> None:
+        """An olm-py image pod runs on the host's network; with the pod network, its pod IP
+        gets a namespace where each containerPort relays to the port's host port, so a
+        Service selecting the pod reaches it (docs/pod-network.md)."""
+        has_ip = bool((pod.get("status") or {}).get("podIP"))
+        if self.forwarder is None or pod["spec"].get("hostNetwork") or not has_ip:
+            return
+        try:
+            namespace, pod_ip = self._pod_netns(pod)
+            for port, host_port in host_ports.items():
+                self.forwarder.open(namespace, port, address=pod_ip, target=host_port)
+                log.info(
+                    "pod %s/%s: %s:%d relays to 127.0.0.1:%d", *_key(pod), pod_ip, port, host_port
+                )
+        except network.NetworkError as exc:  # the process still runs, on 127.0.0.1
+            log.warning("pod %s/%s: ports not published at its pod IP: %s", *_key(pod), exc)
 
     def _host_ports(self, directory: Path, container: dict[str, Any]) -> dict[int, int]:
         """A free host port for each containerPort (kept across restarts of the process)."""
@@ -399,12 +370,12 @@ class PodRunner:
             log.info("stopped the process of pod %s/%s", namespace, name)
         self.volumes.pop((namespace, name), None)
         self.waiting.pop((namespace, name), None)
-        netns = self.netns.pop((namespace, name), None)
-        if netns is not None and self.network is not None:
+        pod_netns = self.netns.pop((namespace, name), None)
+        if pod_netns is not None and self.network is not None:
             if self.forwarder is not None:
-                self.forwarder.close(netns[0])
-            network.remove_pod(self.network, netns[1])
-            log.info("removed network namespace %s of pod %s/%s", netns[0], namespace, name)
+                self.forwarder.close(pod_netns[0])
+            network.remove_pod(self.network, pod_netns[1])
+            log.info("removed network namespace %s of pod %s/%s", pod_netns[0], namespace, name)
 
     def _try_start(self, pod: dict[str, Any]) -> None:
         """Start what the pod runs; a pod that cannot start yet is retried by `supervise`."""
@@ -457,16 +428,25 @@ class PodRunner:
         with self.lock:
             for namespace, name in {k[:2] for k in self.processes} | set(self.netns):
                 self._stop(namespace, name)
+        if self.bridges is not None:
+            self.bridges.stop_all()
 
     def run(self, stop: threading.Event) -> None:
         def supervise() -> None:
             while not stop.wait(RESTART_DELAY):
                 try:
                     self.restart_exited()
+                    if self.bridges is not None:
+                        self.bridges.retry_failed()
                 except Exception:  # the supervisor must not die
                     log.exception("supervising the pods' processes failed")
 
         threading.Thread(target=supervise, daemon=True).start()
+        if self.bridges is not None:
+            threading.Thread(target=self.bridges.run, args=(stop,), daemon=True).start()
+        else:  # no bridges: nothing may say otherwise (a previous runner's, over the same etcd)
+            with contextlib.suppress(Exception):
+                bridges.withdraw(self.gateway)
         while not stop.is_set():
             try:
                 for event_type, pod in self.watcher.events(stop):

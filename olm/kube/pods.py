@@ -1,12 +1,48 @@
-"""Watching pods and minting ServiceAccount tokens, for the local pod runner."""
+"""Watching pods and Services and minting ServiceAccount tokens, for the local pod runner."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kubernetes import client, watch
+
+Listed = Callable[[list[dict[str, Any]]], None]
+
+
+def _events(
+    api: client.ApiClient,
+    lister: Callable[..., Any],
+    stop: threading.Event,
+    timeout: int,
+    listed: Listed | None = None,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event type, object) for every change of what `lister` lists (all namespaces), starting
+    with the current objects as ADDED; `listed` is called with them once they are all out."""
+    listing = lister()
+    current = [api.sanitize_for_serialization(item) for item in listing.items]
+    for item in current:
+        yield "ADDED", item
+    if listed is not None:
+        listed(current)
+    assert listing.metadata is not None
+    version = listing.metadata.resource_version
+    while not stop.is_set():
+        stream = watch.Watch()
+        for event in stream.stream(
+            lister,
+            resource_version=version,
+            timeout_seconds=timeout,
+            allow_watch_bookmarks=True,
+        ):
+            raw = api.sanitize_for_serialization(event["object"])
+            version = (raw.get("metadata") or {}).get("resourceVersion", version)
+            if event["type"] != "BOOKMARK":
+                yield event["type"], raw
+            if stop.is_set():
+                stream.stop()
+                return
 
 
 class PodWatcher:
@@ -18,26 +54,14 @@ class PodWatcher:
         self, stop: threading.Event, timeout: int = 30
     ) -> Iterator[tuple[str, dict[str, Any]]]:
         """(event type, pod) for every pod change, starting with the current pods as ADDED."""
-        listing = self.core.list_pod_for_all_namespaces()
-        for pod in listing.items:
-            yield "ADDED", self.api.sanitize_for_serialization(pod)
-        assert listing.metadata is not None
-        version = listing.metadata.resource_version
-        while not stop.is_set():
-            stream = watch.Watch()
-            for event in stream.stream(
-                self.core.list_pod_for_all_namespaces,
-                resource_version=version,
-                timeout_seconds=timeout,
-                allow_watch_bookmarks=True,
-            ):
-                raw = self.api.sanitize_for_serialization(event["object"])
-                version = (raw.get("metadata") or {}).get("resourceVersion", version)
-                if event["type"] != "BOOKMARK":
-                    yield event["type"], raw
-                if stop.is_set():
-                    stream.stop()
-                    return
+        return _events(self.api, self.core.list_pod_for_all_namespaces, stop, timeout)
+
+    def service_events(
+        self, stop: threading.Event, listed: Listed, timeout: int = 30
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(event type, Service) for every Service change, as `events` does for pods."""
+        lister = self.core.list_service_for_all_namespaces
+        return _events(self.api, lister, stop, timeout, listed)
 
     def token_for(self, namespace: str, account: str, seconds: int = 86400) -> str:
         request = client.AuthenticationV1TokenRequest(

@@ -16,6 +16,7 @@ RESOURCES: dict[tuple[str, str], tuple[str, bool]] = {
     ("v1", "Event"): ("events", True),
     ("v1", "Pod"): ("pods", True),
     ("v1", "ConfigMap"): ("configmaps", True),
+    ("discovery.k8s.io/v1", "EndpointSlice"): ("endpointslices", True),
     ("rbac.authorization.k8s.io/v1", "Role"): ("roles", True),
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): ("rolebindings", True),
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): ("clusterroles", False),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from olm.api.devbridge import HOST_BRIDGE_ANNOTATION
 from olm.devcluster import network
 from olm.devcluster.build import Binaries, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
@@ -105,6 +106,7 @@ def check_up_and_down(tmp_path: Path, state: Path) -> None:
         # cleaning up: `down` must still remove every namespace, link and route.
         assert pod_network is not None
         start_a_pod_in_its_own_namespace(state, pod_network)
+        bridge_a_service(state, pod_network)
         runner = next(p for p in DevCluster(state).processes() if p.name == "pod-runner")
         os.kill(runner.pid, signal.SIGKILL)
     down = olm_dev(state, "down")
@@ -116,6 +118,26 @@ def check_up_and_down(tmp_path: Path, state: Path) -> None:
     assert network_claims(state) == []
     assert not state.exists()
     assert olm_dev(state, "status").returncode == 1
+
+
+def bridge_a_service(state: Path, pod_network: network.ClusterNetwork) -> None:
+    """A host bridge (docs/pod-network.md): a namespace of its own too, named `...b<i>`."""
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": "bridged",
+            "namespace": "default",
+            "annotations": {HOST_BRIDGE_ANNOTATION: '{"5443": 40123}'},
+        },
+        "spec": {"ports": [{"port": 443, "targetPort": 5443}]},
+    }
+    DevCluster(state).kubectl("apply", "-f", "-", stdin=json.dumps(service))
+    name = pod_network.bridge_names(network.BRIDGE_INDEXES[0])[0]
+    deadline = time.monotonic() + STEP_TIMEOUT
+    while f"netns {name}" not in network.leftovers(pod_network):
+        assert time.monotonic() < deadline, "the pod runner made no host bridge"
+        time.sleep(0.5)
 
 
 def start_a_pod_in_its_own_namespace(state: Path, pod_network: network.ClusterNetwork) -> None:
