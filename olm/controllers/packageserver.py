@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE, ConnectionState
+from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE
 from olm.apiserver.auth import AUTH_CONFIGMAP, AUTH_CONFIGMAP_NAMESPACE, RequestHeaderConfig
 from olm.apiserver.server import PackageServer
 from olm.controllers.catalogsource import CatalogCache
@@ -40,7 +41,6 @@ from olm.packages.manifest import package_manifests
 from olm.packages.query import Visible
 
 log = logging.getLogger("olm.packageserver")
-HOST_BRIDGE_CONFIGMAP = "olm-py-host-bridge"
 FAST_SECONDS = 2.0  # until registered and Available
 SLOW_SECONDS = 30.0  # afterwards: rotation and drift
 
@@ -163,7 +163,7 @@ class Registration:
             return SLOW_SECONDS
         self.server.trust_proxy(self.auth)
         if not self.in_pod and not self._get(
-            "v1", "ConfigMap", AUTH_CONFIGMAP_NAMESPACE, HOST_BRIDGE_CONFIGMAP
+            "v1", "ConfigMap", ADVERTISEMENT_NAMESPACE, ADVERTISEMENT_NAME
         ):
             self._say(
                 logging.INFO,

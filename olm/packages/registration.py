@@ -22,6 +22,7 @@ import base64
 import json
 from typing import Any
 
+from olm.api.devbridge import HOST_BRIDGE_ANNOTATION
 from olm.install.certs import ServingMaterial
 from olm.packages.query import GROUP, VERSION
 
@@ -34,7 +35,6 @@ VERSION_PRIORITY = 15
 CA_KEY = "olmCAKey"
 CA_HASH_ANNOTATION = "olmcahash"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "olm-py", "app.kubernetes.io/name": "packageserver"}
-HOST_BRIDGE_ANNOTATION = "olm-py.io/host-bridge"
 
 
 def _b64(data: bytes) -> str:
