@@ -1,15 +1,14 @@
 """olm-py driven by the `kubectl operator` plugin (kubectl-operator v0.6.0), as OLM users run
-it: the commands that need only OLM v0's CatalogSources, Subscriptions, InstallPlans and CSVs
-work unchanged (docs/kubectl-operator.md says which commands need PackageManifests or
-Operator objects, which olm-py does not serve yet)."""
+it, against olm-py's CatalogSources, PackageManifests, Subscriptions, InstallPlans and CSVs
+(docs/kubectl-operator.md: what each command reads and writes)."""
 
 from __future__ import annotations
 
 import json
 
-from tests.conftest import ControlPlane, KubectlOperator, OlmOperator, wait_for
-from tests.e2e.stories import operator_group, wait_phase
-from tests.e2e.test_subscriptions import NEW, OLD, approve, plan_for, subscribe, subscription
+from tests.conftest import STEP_TIMEOUT, ControlPlane, KubectlOperator, OlmOperator, wait_for
+from tests.e2e.stories import wait_phase
+from tests.e2e.test_subscriptions import NEW, OLD, plan_for, subscription
 
 
 def rows(output: str) -> list[list[str]]:
@@ -52,25 +51,50 @@ def test_catalog_remove_deletes_the_catalog_source_and_waits_for_it(
     assert "NotFound" in gone.stderr
 
 
-def test_upgrade_approves_the_pending_plan_and_waits_for_the_new_csv(
+def test_browse_install_and_upgrade_with_the_plugin(
     control_plane: ControlPlane,
     olm_operator: OlmOperator,
     kubectl_operator: KubectlOperator,
     namespace: str,
+    pod_network: None,
 ) -> None:
-    # What `kubectl operator install --version 0.0.1` would create (it needs PackageManifests
-    # to find the catalog): an OperatorGroup, a Manual Subscription, the first plan approved.
+    """`list-available` and `describe` read olm-py's PackageManifests; `install` takes the
+    channel, install modes and version from them, creates the OperatorGroup and a Manual
+    Subscription and approves the first plan; `upgrade` approves the next one."""
     plane = control_plane
-    operator_group(plane, namespace)
-    subscribe(plane, namespace, "Manual", name_="memcached-operator", startingCSV=OLD)
-    approve(plane, namespace, plan_for(plane, namespace, OLD))
+    available = wait_for(
+        lambda: [
+            row
+            for row in rows(kubectl_operator("list-available", "-n", namespace, check=False).stdout)
+            if row[:1] == ["memcached-operator"]
+        ],
+        timeout=STEP_TIMEOUT,
+        what="memcached-operator in `kubectl operator list-available`",
+    )
+    assert ["memcached-operator", "olm-py", "samples", "alpha", NEW] in [
+        row[:5] for row in available
+    ]
+    described = kubectl_operator("describe", "memcached-operator", "-n", namespace).stdout
+    assert "alpha (default)" in described and "OwnNamespace" in described
+
+    installed = kubectl_operator(
+        "install", "memcached-operator", "-n", namespace, "-C", "-c", "alpha", "-v", "0.0.1"
+    )
+    assert f'installed csv is "{OLD}"' in installed.stdout + installed.stderr
     wait_phase(plane, namespace, OLD, "Succeeded/InstallSucceeded")
+    sub = subscription(plane, namespace, "memcached-operator")
+    assert (sub["spec"]["installPlanApproval"], sub["spec"]["startingCSV"]) == ("Manual", OLD)
+    assert plane.get_json("operatorgroup", namespace, "-n", namespace)["spec"][
+        "targetNamespaces"
+    ] == [namespace]
+
     plan_for(plane, namespace, NEW)
     wait_for(
         lambda: (
             (subscription(plane, namespace, "memcached-operator").get("status") or {}).get("state")
             == "UpgradePending"
         ),
+        timeout=STEP_TIMEOUT,
         what="the Subscription UpgradePending",
     )
     # `list` lists every namespace's Subscriptions whatever -n says (v0.6.0): find ours.
