@@ -147,6 +147,15 @@ class PackageServer:
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
 
+    async def _openapi(self, request: web.Request) -> web.Response:
+        """The aggregator downloads every API server's OpenAPI documents, and logs an error
+        every few seconds when it cannot: an empty, valid document each."""
+        if request.path.startswith("/openapi/v3"):
+            return _json({"paths": {}})
+        return _json(
+            {"swagger": "2.0", "info": {"title": "olm-py", "version": query.VERSION}, "paths": {}}
+        )
+
     async def _collection(self, request: web.Request) -> web.StreamResponse:
         namespace = request.match_info.get("namespace", "")
         watch = request.query.get("watch", "") in ("true", "1")
@@ -238,6 +247,8 @@ class PackageServer:
         app.router.add_get("/healthz", self._health)
         app.router.add_get("/readyz", self._health)
         app.router.add_get("/livez", self._health)
+        app.router.add_get("/openapi/v2", self._openapi)
+        app.router.add_get("/openapi/v3", self._openapi)
         app.router.add_get("/apis", self._discovery)
         app.router.add_get(f"/apis/{query.GROUP}", self._discovery)
         app.router.add_get(PREFIX, self._discovery)
