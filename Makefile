@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup venv binaries image test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity kubectl-operator
+.PHONY: setup venv binaries image release test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity kubectl-operator
 
 setup: venv binaries
 
@@ -37,6 +37,12 @@ kubectl-operator: venv
 # The container image localhost/olm-py:dev, built offline with podman (docs/image.md).
 image: venv
 	@$(BIN)/olm dev image
+
+# Publish olm-py (docs/in-cluster.md): the image as $(REGISTRY)/olm-py:<version> and the chart,
+# whose values name that image, as oci://$(REGISTRY)/charts/olm-py. VERSION defaults to
+# olm-py's; PLAIN_HTTP=1 (automatic for 127.0.0.1) or INSECURE=1 for a test registry.
+release: venv
+	@$(BIN)/olm dev release --registry '$(REGISTRY)' $(if $(VERSION),--version '$(VERSION)') $(if $(PLAIN_HTTP),--plain-http) $(if $(INSECURE),--insecure)
 
 lint: venv
 	$(BIN)/ruff check olm tests benchmarks

@@ -33,8 +33,9 @@ def one_run(progress: Progress) -> dict[str, Any]:
         try:
             cluster.up()
             started = time.monotonic()
+            # The local cluster runs any `.../olm-py` image as this venv's `olm` (podrunner).
             subprocess.run(
-                [sys.executable, "-m", "olm.cli", "install"],
+                [sys.executable, "-m", "olm.cli", "install", "--image", "localhost/olm-py:dev"],
                 env={**os.environ, **cluster.env()},
                 check=True,
                 capture_output=True,

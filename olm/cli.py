@@ -1,6 +1,7 @@
 """The `olm` command.
 
-`olm dev build|up|down|status|env|kubeconfig` manage the local control plane. Errors a user can
+`olm dev build|up|down|status|env|kubeconfig` manage the local control plane; `olm dev image`
+and `olm dev release` build the olm-py image and publish it with its chart. Errors a user can
 fix are printed as one clear message (exit status 1), never as a traceback.
 """
 
@@ -18,8 +19,9 @@ from olm.catalog.cli import add_commands as add_catalog_commands
 from olm.deploy.cli import add_commands as add_deploy_commands
 from olm.devcluster.build import BuildError, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
-from olm.devcluster.image import ImageError, build_image, package_version
+from olm.devcluster.image import IMAGE_REPOSITORY, ImageError, build_image, package_version
 from olm.devcluster.progress import Progress
+from olm.devcluster.release import ReleaseError
 
 
 def _cluster(args: argparse.Namespace, progress: Progress) -> DevCluster:
@@ -91,6 +93,22 @@ def _cmd_env(args: argparse.Namespace) -> int:
 
 def _cmd_image(args: argparse.Namespace) -> int:
     print(build_image(progress=Progress(), force=args.force))
+    return 0
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    from olm.devcluster.release import plan_release, publish
+
+    progress = Progress()
+    release = plan_release(
+        args.registry or "", args.version, plain_http=args.plain_http, insecure=args.insecure
+    )
+    publish(release, build=not args.no_build, progress=progress)
+    progress.say(f"Released olm-py {release.version}. Install it with Helm (no values needed):")
+    print(f"  {release.install_command()}", file=sys.stderr)
+    print(f"or without Helm:  olm install --image {release.image}", file=sys.stderr)
+    print(release.image)
+    print(f"{release.chart}:{release.version}")
     return 0
 
 
@@ -245,6 +263,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="rebuild even if the image is up to date"
     )
     image.set_defaults(func=_cmd_image)
+    release = dev_commands.add_parser(
+        "release",
+        help="push the olm-py image and its chart to a registry (what `make release` runs)",
+        description="Build (or reuse) localhost/olm-py:dev, push it as <registry>/olm-py:<version>, "
+        "and push the chart, whose values name that image, to oci://<registry>/charts/olm-py.",
+    )
+    release.add_argument(
+        "--registry", help="host[:port][/path] to push to, e.g. quay.io/<org> or 127.0.0.1:5000"
+    )
+    release.add_argument(
+        "--version",
+        help="the image tag and chart version, SemVer (default: olm-py's version, "
+        f"{package_version()})",
+    )
+    release.add_argument(
+        "--plain-http",
+        action="store_true",
+        help="speak plain HTTP to the registry (the default for 127.0.0.1 and localhost)",
+    )
+    release.add_argument(
+        "--insecure", action="store_true", help="use TLS but skip verifying the certificate"
+    )
+    release.add_argument(
+        "--no-build",
+        action="store_true",
+        help=f"push {IMAGE_REPOSITORY}:dev as podman holds it (made by `make image`), unchecked",
+    )
+    release.set_defaults(func=_cmd_release)
     return parser
 
 
@@ -254,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except (BuildError, ClusterError, ImageError) as exc:
+    except (BuildError, ClusterError, ImageError, ReleaseError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

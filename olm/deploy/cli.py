@@ -85,7 +85,11 @@ def add_commands(commands: Any) -> None:
         parents=[kubeconfig],
         help="install olm-py into the current cluster (the chart's default manifests; no Helm)",
     )
-    install.add_argument("--image", help="the olm-py image (default: the chart's)")
+    install.add_argument(
+        "--image",
+        help="the olm-py image to run, e.g. the one `make release` pushed (required on the "
+        "first install; later installs keep the installed one)",
+    )
     install.add_argument(
         "--timeout", type=float, default=120.0, help="seconds to wait until ready (default 120)"
     )

@@ -22,9 +22,12 @@ from typing import Any
 import olm
 from olm.data import CRDS
 from olm.deploy.plan import (
+    NO_IMAGE,
     Availability,
     UninstallPlan,
     availability,
+    choose_image,
+    deployed_image,
     deployment_of,
     describe,
     documents,
@@ -168,7 +171,11 @@ def install(
     try:
         server = _reach(gateway)
         crds = crd_objects()
-        objects = with_image(rendered_objects(), image)
+        rendered = rendered_objects()
+        chosen = choose_image(image, deployed_image(_deployment(gateway, *deployment_of(rendered))))
+        if chosen is None:
+            raise InstallError(NO_IMAGE)
+        objects = with_image(rendered, chosen)
         progress.say(f"Installing olm-py {olm.__version__} into the cluster (Kubernetes {server})")
         for crd in crds:
             gateway.apply(crd)
@@ -197,12 +204,10 @@ def install(
             )
     except GatewayError as exc:
         raise InstallError(str(exc)) from exc
-    deployed = _deployment(gateway, namespace, name) or {}
-    containers = deployed.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
     result = InstallResult(
         seconds=time.monotonic() - started,
         olm_py_version=olm.__version__,
-        image=str(containers[0].get("image", "")) if containers else "",
+        image=deployed_image(_deployment(gateway, namespace, name)) or "",
         server_version=server,
         leader=_leader(gateway, objects),
     )
@@ -352,9 +357,6 @@ def status(gateway: Gateway) -> Status:
         namespace, name = deployment_of(rendered_objects())
         deployment = _deployment(gateway, namespace, name)
         labels = ((deployment or {}).get("metadata") or {}).get("labels") or {}
-        containers = (
-            ((deployment or {}).get("spec") or {}).get("template", {}).get("spec", {})
-        ).get("containers") or [{}]
         leader = _leader(gateway, rendered_objects()) if deployment else ""
     except GatewayError as exc:
         raise InstallError(str(exc)) from exc
@@ -363,7 +365,7 @@ def status(gateway: Gateway) -> Status:
         crds=crds,
         deployment=availability(deployment),
         version=str(labels.get("app.kubernetes.io/version", "")),
-        image=str(containers[0].get("image", "")),
+        image=deployed_image(deployment) or "",
         leader=leader,
         server_version=server,
     )

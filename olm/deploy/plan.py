@@ -21,6 +21,14 @@ import yaml
 KEEP_ANNOTATION = "helm.sh/resource-policy"
 CRD_KIND = "CustomResourceDefinition"
 NAMESPACE_KIND = "Namespace"
+# The chart has no default image (nothing publishes one), so the shipped rendering is made with
+# this stand-in (`.invalid` never resolves); `olm install` always replaces it (`choose_image`).
+IMAGE_PLACEHOLDER = "unset.invalid/olm-py"
+NO_IMAGE = (
+    "olm install needs --image: no public registry publishes the olm-py image. From an olm-py "
+    "checkout, `make release REGISTRY=<host[:port]/path>` pushes one and prints its name; then "
+    "run `olm install --image <host[:port]/path>/olm-py:<version>`"
+)
 
 
 def documents(text: str) -> list[dict[str, Any]]:
@@ -63,6 +71,25 @@ def with_image(objects: list[dict[str, Any]], image: str | None) -> list[dict[st
                     container["image"] = image
         result.append(obj)
     return result
+
+
+def deployed_image(deployment: Mapping[str, Any] | None) -> str | None:
+    """The image of the olm-py container of a Deployment (None: no Deployment or container)."""
+    spec = ((deployment or {}).get("spec") or {}).get("template", {}).get("spec") or {}
+    for container in spec.get("containers") or []:
+        if container.get("name") == "olm-py" and container.get("image"):
+            return str(container["image"])
+    return None
+
+
+def choose_image(requested: str | None, deployed: str | None) -> str | None:
+    """The olm-py image `olm install` runs: the one asked for, else the one an earlier install
+    runs (a repair keeps it); None when there is neither (the caller says `NO_IMAGE`). The
+    rendering's placeholder is never an answer."""
+    for image in (requested, deployed):
+        if image and not image.startswith(IMAGE_PLACEHOLDER + ":"):
+            return image
+    return None
 
 
 def deployment_of(objects: Iterable[Mapping[str, Any]]) -> tuple[str, str]:

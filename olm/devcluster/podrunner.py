@@ -10,12 +10,12 @@ operator's life follows what OLM does to its Deployment:
 - its env is the container's env, with `fieldRef`s to the pod's metadata resolved;
 - it dies with the runner (PR_SET_PDEATHSIG), so nothing outlives `olm dev down`.
 
-Pods of the olm-py image itself (any repository whose last part is `olm-py`, e.g. the chart's
-`quay.io/olm-py/olm-py:<version>` or `localhost/olm-py:dev`) run as this venv's `olm` with the
-container's arguments, so a chart-installed olm-py works with exactly the chart's RBAC. They
-run on the host's network, so each declared containerPort of such a pod gets a free host port
-of its own (replicas must not collide); `--<name>-port=N` arguments are rewritten to it and the
-mapping is written to `<state>/pods/<ns>_<pod>/ports.json`
+Pods of the olm-py image itself (any repository whose last part is `olm-py`, e.g. the
+`<registry>/olm-py:<version>` that `make release` pushes, or `localhost/olm-py:dev`) run as this
+venv's `olm` with the container's arguments, so a chart-installed olm-py works with exactly the
+chart's RBAC. They run on the host's network, so each declared containerPort of such a pod gets
+a free host port of its own (replicas must not collide); `--<name>-port=N` arguments are
+rewritten to it and the mapping is written to `<state>/pods/<ns>_<pod>/ports.json`
 (`{"<container>": {"<containerPort>": hostPort}}`); `olm run` listens on 127.0.0.1 only. With
 the pod network (and a pod IP, not hostNetwork), the pod IP also gets a namespace in which
 `<pod IP>:<containerPort>` relays to that host port, so a Service selecting the pods works.

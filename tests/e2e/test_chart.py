@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import olm
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
 from olm.devcluster.progress import Progress
@@ -30,6 +31,11 @@ from tests.conftest import REPO, STEP_TIMEOUT, ControlPlane, _test_state_root, w
 from tests.e2e.stories import SAMPLE, operator_group, phase, wait_phase
 
 CHART = REPO / "charts" / "olm-py"
+# The chart has no default image; on the local cluster, pods of any `.../olm-py` image run as
+# this venv's `olm` (olm/devcluster/podrunner.py). `make image` builds this one.
+IMAGE_REPOSITORY = "localhost/olm-py"
+IMAGE = f"{IMAGE_REPOSITORY}:dev"
+SET_IMAGE = ("--set", f"image.repository={IMAGE_REPOSITORY}")
 OLD, NEW = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2"
 SA_USER = "system:serviceaccount:olm:olm-py"
 OLM_METRICS = (
@@ -217,10 +223,10 @@ def test_helm_install_runs_olm_py_as_the_charts_service_account(
     plane = helm_plane
     assert olm_crds(plane) == [], "the cluster must start without OLM"
 
-    helm("install", "olm-py", str(CHART), "--wait", "--timeout=3m")
+    helm("install", "olm-py", str(CHART), *SET_IMAGE, "--wait", "--timeout=3m")
 
     # The rendered manifests pass the API server's strict server-side validation.
-    rendered = helm("template", "olm-py", str(CHART))
+    rendered = helm("template", "olm-py", str(CHART), *SET_IMAGE)
     result = plane.kubectl(
         "apply", "--dry-run=server", "--validate=strict", "-f", "-", stdin=rendered
     )
@@ -285,7 +291,15 @@ def test_helm_upgrade_rolls_olm_py_with_the_new_values(
 ) -> None:
     plane = helm_plane
     before = set(olm_pods(plane))
-    helm("upgrade", "olm-py", str(CHART), "--set", "logFormat=json,copiedCSVs=false", "--wait")
+    helm(
+        "upgrade",
+        "olm-py",
+        str(CHART),
+        *SET_IMAGE,
+        "--set",
+        "logFormat=json,copiedCSVs=false",
+        "--wait",
+    )
     config = plane.get_json("olmconfig", "cluster")
     assert config["spec"]["features"]["disableCopiedCSVs"] is True
 
@@ -348,9 +362,14 @@ def test_olm_install_on_a_fresh_cluster(install_plane: ControlPlane) -> None:
     plane = install_plane
     assert olm_crds(plane) == []
     assert olm_command(plane, "status").returncode == 1  # nothing installed yet
+    # No default image (nothing publishes one): the first install names it.
+    refused = olm_command(plane, "install")
+    assert refused.returncode == 1 and "olm install needs --image" in refused.stderr
+    assert "make release REGISTRY=" in refused.stderr
+    assert olm_crds(plane) == [], "a refused install changes nothing"
 
     started = time.monotonic()
-    result = olm_command(plane, "install")
+    result = olm_command(plane, "install", "--image", IMAGE)
     took = time.monotonic() - started
     assert result.returncode == 0, result.stderr
     print(f"`olm install` on a fresh cluster: ready in {took:.1f}s", file=sys.stderr)
@@ -365,8 +384,9 @@ def test_olm_install_on_a_fresh_cluster(install_plane: ControlPlane) -> None:
 
     kubectl_csv_story(plane, "install-kubectl")
 
-    # Again: an upgrade/repair, not an error.
+    # Again: an upgrade/repair, not an error; it keeps the installed image.
     assert olm_command(plane, "install").returncode == 0
+    assert f"olm-py:      {olm.__version__} ({IMAGE})" in olm_command(plane, "status").stdout
 
     # CRDs with users' objects are not deleted unless forced.
     refused = olm_command(plane, "uninstall", "--delete-crds")

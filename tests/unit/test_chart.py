@@ -16,10 +16,13 @@ import yaml
 import olm
 from olm.cli import build_parser
 from olm.deploy.install import RENDERED, rendered_path
+from olm.deploy.plan import IMAGE_PLACEHOLDER
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "olm-py"
 SHIPPED_CRDS = REPO / "manifests" / "crds"
+# The chart has no default image (nothing publishes one): every rendering names one.
+IMAGE = "registry.example.com/team/olm-py"
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +50,7 @@ def helm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def render(helm: Any, *sets: str) -> list[dict[str, Any]]:
-    args = [arg for value in sets for arg in ("--set", value)]
+    args = [arg for value in (f"image.repository={IMAGE}", *sets) for arg in ("--set", value)]
     text = helm("template", "olm-py", str(CHART), *args).stdout
     return [doc for doc in yaml.safe_load_all(text) if doc]
 
@@ -81,16 +84,32 @@ def test_the_chart_installs_this_version_of_olm_py() -> None:
 
 
 def test_helm_lint_strict_is_clean(helm: Any) -> None:
-    result = helm("lint", "--strict", str(CHART))
+    result = helm("lint", "--strict", str(CHART), "--set", f"image.repository={IMAGE}")
     assert "0 chart(s) failed" in result.stdout
     assert "[WARNING]" not in result.stdout and "[ERROR]" not in result.stdout
 
 
+@pytest.mark.parametrize("unset", [(), ("image.repository=",)])
+def test_without_an_image_repository_the_chart_says_what_to_set(
+    helm: Any, unset: tuple[str, ...]
+) -> None:
+    args = [arg for value in unset for arg in ("--set", value)]
+    result = helm("template", "olm-py", str(CHART), *args, check=False)
+    assert result.returncode != 0
+    assert "image.repository is not set" in result.stderr
+    assert "--set image.repository=<registry>/olm-py" in result.stderr
+    assert "make release REGISTRY=" in result.stderr
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert values["image"]["repository"] == "", "no default image that nothing publishes"
+
+
 def test_the_committed_rendering_is_helm_template_of_the_defaults(helm: Any) -> None:
-    rendered = helm("template", "olm-py", str(CHART)).stdout
+    rendered = helm(
+        "template", "olm-py", str(CHART), "--set", f"image.repository={IMAGE_PLACEHOLDER}"
+    ).stdout
     assert rendered_path().read_text(encoding="utf-8") == rendered, (
-        f"olm/deploy/{RENDERED} is stale: regenerate it with "
-        f"`helm template olm-py charts/olm-py > olm/deploy/{RENDERED}`"
+        f"olm/deploy/{RENDERED} is stale: regenerate it with `helm template olm-py charts/olm-py "
+        f"--set image.repository={IMAGE_PLACEHOLDER} > olm/deploy/{RENDERED}`"
     )
 
 
@@ -132,7 +151,7 @@ def test_the_deployment_is_two_leader_elected_restricted_replicas(helm: Any) -> 
     main = container(objects)
     assert deployment["spec"]["replicas"] == 2
     assert pod["serviceAccountName"] == "olm-py"
-    assert main["image"] == f"quay.io/olm-py/olm-py:{olm.__version__}"
+    assert main["image"] == f"{IMAGE}:{olm.__version__}"
     assert main["command"] == ["olm"] and main["args"][:2] == ["run", "--leader-elect"]
     env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in main["env"]}
     assert env == {
@@ -203,7 +222,16 @@ def test_image_values(helm: Any) -> None:
 
 @pytest.mark.parametrize("bad", ["logFormat=xml", "logLevel=LOUD", "replicas=-1", "nosuch=1"])
 def test_bad_values_are_refused_by_the_schema(helm: Any, bad: str) -> None:
-    result = helm("template", "olm-py", str(CHART), "--set", bad, check=False)
+    result = helm(
+        "template",
+        "olm-py",
+        str(CHART),
+        "--set",
+        f"image.repository={IMAGE}",
+        "--set",
+        bad,
+        check=False,
+    )
     assert result.returncode != 0
     assert "values don't meet the specifications of the schema" in result.stderr
 

@@ -7,9 +7,14 @@ from typing import Any
 
 import pytest
 
+import olm
 from olm.deploy.install import crd_objects, rendered_objects
 from olm.deploy.plan import (
+    IMAGE_PLACEHOLDER,
+    NO_IMAGE,
     availability,
+    choose_image,
+    deployed_image,
     describe,
     documents,
     kept,
@@ -198,6 +203,37 @@ def test_the_shipped_rendering() -> None:
     assert images == ["localhost/olm-py:dev"]
     assert with_image(objects, None) is objects
     assert objects != replaced  # the original is untouched
+    # The chart has no default image: the rendering carries the placeholder, never applied.
+    deployment = next(o for o in objects if o["kind"] == "Deployment")
+    assert deployed_image(deployment) == f"{IMAGE_PLACEHOLDER}:{olm.__version__}"
+
+
+def deployment_running(image: str) -> dict[str, Any]:
+    containers = [{"name": "sidecar", "image": "other:1"}, {"name": "olm-py", "image": image}]
+    return {"kind": "Deployment", "spec": {"template": {"spec": {"containers": containers}}}}
+
+
+@pytest.mark.parametrize(
+    ("requested", "deployed", "chosen"),
+    [
+        ("r.example/olm-py:1", None, "r.example/olm-py:1"),
+        ("r.example/olm-py:2", "r.example/olm-py:1", "r.example/olm-py:2"),  # an upgrade
+        (None, "r.example/olm-py:1", "r.example/olm-py:1"),  # a repair keeps the image
+        ("", "r.example/olm-py:1", "r.example/olm-py:1"),
+        (None, None, None),  # the first install names one
+        (None, f"{IMAGE_PLACEHOLDER}:0.1.0", None),  # never the rendering's stand-in
+    ],
+)
+def test_the_image_olm_install_runs(
+    requested: str | None, deployed: str | None, chosen: str | None
+) -> None:
+    running = deployed_image(deployment_running(deployed) if deployed else None)
+    assert choose_image(requested, running) == chosen
+
+
+def test_without_an_image_olm_install_says_how_to_get_one() -> None:
+    assert "--image" in NO_IMAGE and "make release REGISTRY=" in NO_IMAGE
+    assert deployed_image({"kind": "Deployment"}) is None
 
 
 def test_documents_skip_empty_ones() -> None:
