@@ -131,6 +131,10 @@ def test_the_default_objects(helm: Any) -> None:
             ("RoleBinding", "olm", "olm-py-leader-election"),
             ("Service", "olm", "olm-py-metrics"),
             ("Deployment", "olm", "olm-py"),
+            # the PackageManifest API (docs/packagemanifests.md)
+            ("Service", "olm", "packageserver-service"),
+            ("ClusterRoleBinding", "", "olm-py-auth-delegator"),
+            ("ClusterRole", "", "olm-py-packagemanifests-view"),
         ]
     )
     # Users' objects live in and under these: `helm uninstall` keeps them.
@@ -162,7 +166,7 @@ def test_the_deployment_is_two_leader_elected_restricted_replicas(helm: Any) -> 
     assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
     assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
     ports = {p["name"]: p["containerPort"] for p in main["ports"]}
-    assert ports == {"health": 8081, "metrics": 8080}
+    assert ports == {"health": 8081, "metrics": 8080, "packageserver": 5443}
     # PodSecurity "restricted".
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -258,3 +262,22 @@ def test_the_cluster_role_is_narrow_and_explained(helm: Any) -> None:
         assert above.startswith("#"), f"rbac.yaml line {i + 1}: no comment explains this rule"
     readme = (CHART / "README.md").read_text()
     assert "escalate" in readme and "bind" in readme
+
+
+def test_every_replica_serves_the_packagemanifest_api_unless_turned_off(helm: Any) -> None:
+    objects = render(helm)
+    container = find(objects, "Deployment", "olm-py")["spec"]["template"]["spec"]["containers"][0]
+    assert "--package-server-port=5443" in container["args"]
+    assert {"name": "packageserver", "containerPort": 5443, "protocol": "TCP"} in container["ports"]
+    service = find(objects, "Service", "packageserver-service")
+    assert service["spec"]["ports"][0]["targetPort"] == "packageserver"
+    off = helm(
+        "template",
+        "olm-py",
+        str(CHART),
+        "--set",
+        f"image.repository={IMAGE}",
+        "--set",
+        "packageServer.enabled=false",
+    ).stdout
+    assert "--no-package-server" in off and "packageserver-service" not in off
