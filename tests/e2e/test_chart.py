@@ -242,6 +242,20 @@ def test_helm_install_runs_olm_py_as_the_charts_service_account(
         assert env["POD_NAMESPACE"] == "olm"
     wait_for(lambda: lease_holder(plane) in pods, timeout=60, what="a leader among the pods")
 
+    # Users browse the catalogs first: the PackageManifest API, served by the pods behind
+    # Service olm/packageserver-service (reached at the pods' IPs on the local pod network).
+    if (plane.cluster.state_dir / "network.json").is_file():
+        listed = wait_for(
+            lambda: (
+                (r := plane.kubectl("get", "packagemanifests", "-n", "default", check=False))
+                and "memcached-operator" in r.stdout
+                and r.stdout
+            ),
+            timeout=STEP_TIMEOUT,
+            what="kubectl get packagemanifests answered by the chart's olm-py",
+        )
+        assert "olm-py samples" in listed
+
     # The kubectl story and the Subscription story, reconciled by the chart's olm-py.
     kubectl_csv_story(plane, "chart-kubectl")
     subscribe(plane, "chart-subscription")
