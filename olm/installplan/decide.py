@@ -7,12 +7,13 @@ waits for `spec.approved`; Installing runs the steps; Complete and Failed are te
 Installing runs in stages, each on a fresh snapshot (the controller decides again right after
 carrying out a stage, in the same reconcile):
 1. CRDs: created (WaitingForApi, then Created once Established and NamesAccepted) or, when
-   they exist, checked for upgrade safety (§3.4) and updated (Present); either way annotated
+   they exist, checked for upgrade safety (§3.4) and updated (Present); either way labelled
+   `olm.managed=true` (as OLM's catalog/step.go does) and annotated
    `operatorframework.io/installed-alongside-<hash>: <namespace>/<csv>` for the step's CSV,
    beside the references the CRD already has (OLM's record of who installed it). Nothing else runs
    until every CRD of the plan is Established; after `API_DEADLINE_SECONDS` the plan fails.
-2. CSVs: created (Created), or left exactly as they are when they exist (Present; a plan
-   never overwrites a CSV).
+2. CSVs: created (Created) labelled `olm.managed=true` (OLM's ExecutePlan), or left exactly
+   as they are when they exist (Present; a plan never overwrites a CSV).
 3. Everything else, once the CSVs exist (their uids go into the owner references), labelled
    `olm.managed=true` as OLM labels what its steps write: created
    when absent (Created); when present, updated with its live owners kept (Present), and not
@@ -35,6 +36,7 @@ the field, and the fix.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import json
 from collections.abc import Mapping
@@ -346,7 +348,7 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
             else:
                 waiting.append(index)
             continue
-        body = with_alongside(manifest, live, plan_namespace, resolving(index))
+        body = managed(with_alongside(manifest, live, plan_namespace, resolving(index)))
         if live is None:
             actions.append(Action(index, Verb.APPLY, body, StepStatus.WAITING_FOR_API))
             mark(index, StepStatus.WAITING_FOR_API)
@@ -379,7 +381,8 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
         if snapshot.objects.get(step_ref(manifest)) is not None:
             mark(index, StepStatus.PRESENT)
         else:
-            actions.append(Action(index, Verb.CREATE, manifest, StepStatus.CREATED))
+            body = managed(copy.deepcopy(dict(manifest)))
+            actions.append(Action(index, Verb.CREATE, body, StepStatus.CREATED))
             mark(index, StepStatus.CREATED)
             created_csv = True
     if created_csv:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from olm.api.kinds import KINDS, Kind
-from olm.api.labels import Label
+from olm.api.labels import MANAGED_VALUE, Label
 
 CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
 SERVICE_ACCOUNT = "ServiceAccount"
@@ -119,10 +119,10 @@ def resolve_owners(manifest: Mapping[str, Any], csv_uids: Mapping[str, str]) -> 
 
 
 def managed(body: dict[str, Any]) -> dict[str, Any]:
-    """`body` labelled `olm.managed=true`, as OLM labels every object but CRDs when a plan
-    step writes it (its step manifests do not carry the label)."""
+    """`body` labelled `olm.managed=true`, as OLM labels every object a plan step writes
+    (its step manifests do not carry the label)."""
     meta = body.setdefault("metadata", {})
-    meta["labels"] = {**(meta.get("labels") or {}), Label.MANAGED.value: "true"}
+    meta["labels"] = {**(meta.get("labels") or {}), Label.MANAGED.value: MANAGED_VALUE}
     return body
 
 
