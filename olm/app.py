@@ -28,6 +28,7 @@ from olm.api.kinds import KINDS, Kind
 from olm.controllers.catalogsource import GLOBAL_NAMESPACE, CatalogCache, CatalogSourceController
 from olm.controllers.csv import CsvController
 from olm.controllers.installplan import InstallPlanController
+from olm.controllers.operator import controllers as operator_controllers
 from olm.controllers.operatorgroup import OperatorGroupController
 from olm.controllers.queue import WorkQueue
 from olm.controllers.scope import controllers as scope_controllers
@@ -310,6 +311,7 @@ def run(
             SubscriptionController(store, gateway, queue, cache),
             InstallPlanController(store, gateway, queue),
             *scope_controllers(store, gateway, queue),
+            *operator_controllers(store, gateway, queue),
         )
     }
     leading = threading.Event()
