@@ -86,12 +86,18 @@ for _component in COMPONENT_KINDS:
     )
 
 
+# What is kept of a Secret's or ConfigMap's metadata: not its annotations, where `kubectl
+# apply` leaves a copy of the whole object (data included).
+KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences")
+
+
 def trim(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     """What the store keeps of the kinds watched only for these controllers: Secrets and
-    ConfigMaps as metadata only (their data is never held, so never logged)."""
+    ConfigMaps as identity, labels and owners only (their data is never held, so never
+    logged)."""
     if kind not in METADATA_ONLY:
         return obj
-    kept = {k: v for k, v in meta(obj).items() if k != "managedFields"}
+    kept = {k: v for k, v in meta(obj).items() if k in KEPT_METADATA}
     return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": kept}
 
 

@@ -66,6 +66,18 @@ def world(
 
 
 def installed() -> list[dict[str, Any]]:
+    secret = obj(
+        "v1",
+        "Secret",
+        "memcached-operator-service-cert",
+        labels=MANAGED,
+        owners=[owner()],
+        data={"tls.key": "c2VjcmV0"},
+    )
+    applied = '{"data": {"tls.key": "c2VjcmV0"}}'
+    secret["metadata"]["annotations"] = {
+        "kubectl.kubernetes.io/last-applied-configuration": applied
+    }
     return [
         subscription(),
         csv(),
@@ -73,14 +85,7 @@ def installed() -> list[dict[str, Any]]:
         plan("install-2"),
         obj("apps/v1", "Deployment", "memcached-operator", labels=MANAGED, owners=[owner()]),
         obj("v1", "ServiceAccount", "memcached-operator", labels=MANAGED, owners=[owner()]),
-        obj(
-            "v1",
-            "Secret",
-            "memcached-operator-service-cert",
-            labels=MANAGED,
-            owners=[owner()],
-            data={"tls.key": "c2VjcmV0"},
-        ),
+        secret,
         obj(
             "apiextensions.k8s.io/v1",
             "CustomResourceDefinition",
@@ -150,7 +155,9 @@ def test_the_operator_is_created_with_its_components_then_left_alone() -> None:
         "ServiceAccount",
         "Subscription",
     ]
-    assert "data" not in store.get("secret", NS, "memcached-operator-service-cert")  # type: ignore[operator]
+    secret = store.get("secret", NS, "memcached-operator-service-cert")
+    assert secret is not None and "data" not in secret
+    assert "annotations" not in secret["metadata"]  # kubectl's last-applied copy has the data
     fake.take_writes()
     operators.reconcile("", NAME)
     sync(store, fake)
