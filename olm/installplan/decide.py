@@ -14,8 +14,9 @@ carrying out a stage, in the same reconcile):
    until every CRD of the plan is Established; after `API_DEADLINE_SECONDS` the plan fails.
 2. CSVs: created (Created) labelled `olm.managed=true` (OLM's ExecutePlan), or left exactly
    as they are when they exist (Present; a plan never overwrites a CSV).
-3. Everything else, once the CSVs exist (their uids go into the owner references), labelled
-   `olm.managed=true` as OLM labels what its steps write: created
+3. Everything else, once the CSVs exist (their uids go into the owner references; bundle
+   Services, ConfigMaps and Secrets get one to the CSV their step resolves, as OLM adds it),
+   labelled `olm.managed=true` as OLM labels what its steps write: created
    when absent (Created); when present, updated with its live owners kept (Present), and not
    written at all when it already has what the step sets.
 A step already Present or Created is never run again, and a plan that reached Complete or
@@ -65,13 +66,17 @@ from olm.installplan.objects import (
     resolve_owners,
     update_for,
     with_alongside,
+    with_csv_owner,
     with_resource_version,
 )
 from olm.installplan.status import failed_status, set_condition
+from olm.installplan.steps import csv_owner
 
 CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
 SUBSCRIPTION_KIND = KINDS[Kind.SUBSCRIPTION].kind.value
 CRD_KIND = "CustomResourceDefinition"
+# Bundle objects OLM's ExecutePlan gives an ownerReference to the CSV their step resolves.
+BUNDLE_OWNED_KINDS = frozenset({"Service", "ConfigMap", "Secret"})
 # How soon to look again while CRDs become Established.
 WAIT_FOR_API_SECONDS = 1.0
 # A step's CSV owner is not visible yet (created by an earlier pass): look again after this long.
@@ -388,7 +393,11 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
     if created_csv:
         return Plan(tuple(actions), new, again=True)  # the rest needs the new CSVs' uids
 
-    # 3. Everything else, owned by the CSVs.
+    # 3. Everything else, owned by the CSVs. Bundle Services, ConfigMaps and Secrets get a
+    # non-blocking ownerReference to the CSV their step resolves, as OLM's ExecutePlan adds.
+    for index in stage(set(BUNDLE_OWNED_KINDS)):
+        if resolving(index):
+            manifests[index] = with_csv_owner(manifests[index], csv_owner(resolving(index)))
     csv_uids = {
         ref[3]: str((obj.get("metadata") or {}).get("uid") or "")
         for ref, obj in snapshot.objects.items()

@@ -118,6 +118,18 @@ def resolve_owners(manifest: Mapping[str, Any], csv_uids: Mapping[str, str]) -> 
     return body
 
 
+def with_csv_owner(manifest: Mapping[str, Any], owner: Mapping[str, Any]) -> dict[str, Any]:
+    """`manifest` with `owner` (a CSV ownerReference) added, unless it already names that CSV."""
+    body = copy.deepcopy(dict(manifest))
+    meta = body.setdefault("metadata", {})
+    owners = list(meta.get("ownerReferences") or [])
+    if not any(
+        o.get("kind") == owner.get("kind") and o.get("name") == owner.get("name") for o in owners
+    ):
+        meta["ownerReferences"] = [*owners, dict(owner)]
+    return body
+
+
 def managed(body: dict[str, Any]) -> dict[str, Any]:
     """`body` labelled `olm.managed=true`, as OLM labels every object a plan step writes
     (its step manifests do not carry the label)."""
