@@ -30,6 +30,7 @@ from olm.apiserver.server import PackageServer
 from olm.controllers.catalogsource import GLOBAL_NAMESPACE, CatalogCache, CatalogSourceController
 from olm.controllers.csv import CsvController
 from olm.controllers.installplan import InstallPlanController
+from olm.controllers.operator import controllers as operator_controllers
 from olm.controllers.operatorgroup import OperatorGroupController
 from olm.controllers.packageserver import PackageIndex, Registration
 from olm.controllers.queue import WorkQueue
@@ -349,6 +350,7 @@ def run(
             SubscriptionController(store, gateway, queue, cache),
             InstallPlanController(store, gateway, queue),
             *scope_controllers(store, gateway, queue),
+            *operator_controllers(store, gateway, queue),
         )
     }
     leading = threading.Event()

@@ -28,6 +28,13 @@ class Annotation(StrEnum):
     OLM_CA_HASH = "olmcahash"
 
 
+# `olm.managed`'s one value: OLM labels what its own code writes so (and its caches keep only that).
+MANAGED_VALUE = "true"
+# The component label of an Operator object: `operators.coreos.com/<operator name>: ""`, the name
+# part cut to COMPONENT_LABEL_NAME_LIMIT characters (olm/api/operator.py, olm/operator/names.py).
+COMPONENT_LABEL_PREFIX = "operators.coreos.com/"
+COMPONENT_LABEL_VALUE = ""
+COMPONENT_LABEL_NAME_LIMIT = 63
 CSV_CLEANUP_FINALIZER = "operators.coreos.com/csv-cleanup"
 OPERATOR_GROUP_UID_LABEL_PREFIX = "olm.operatorgroup.uid/"
 OPERATOR_CONDITION_ENV = "OPERATOR_CONDITION_NAME"

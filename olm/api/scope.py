@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from olm.api import labels
+
 
 class RoleSuffix(StrEnum):
     """The three access levels of the per-API and per-OperatorGroup ClusterRoles."""
@@ -53,7 +55,7 @@ class CopyAnnotation(StrEnum):
 
 
 # Labels with this prefix (`operators.coreos.com/<package>.<namespace>`) are not copied.
-COMPONENT_LABEL_PREFIX = "operators.coreos.com/"
+COMPONENT_LABEL_PREFIX = labels.COMPONENT_LABEL_PREFIX
 # The status message of every copy.
 COPIED_MESSAGE_TEMPLATE = "The operator is running in {namespace} but is managing this namespace"
 

@@ -70,6 +70,3 @@ class SubscriptionStatusReason(StrEnum):
 
 # The Warning Event OLM records on the Namespace when resolution fails.
 RESOLUTION_FAILED_EVENT = "ResolutionFailed"
-# Where the operators.coreos.com/<package>.<namespace> label key starts, and its length limit.
-OPERATOR_LABEL_PREFIX = "operators.coreos.com/"
-LABEL_NAME_LIMIT = 63

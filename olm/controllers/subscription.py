@@ -168,8 +168,6 @@ class SubscriptionController:
             retry = self.cache.unpack((request.namespace, request.name), request.image)
             if retry is not None:  # a failed one, tried again once its backoff has passed
                 requeue = retry if requeue is None else min(requeue, retry)
-        for subscription, key in plan.labels:
-            self._label(namespace, subscription, key)
         for write in plan.plan_statuses:
             try:
                 self.gateway.patch_status(
@@ -212,27 +210,6 @@ class SubscriptionController:
         return requeue
 
     # ----- small writes --------------------------------------------------------------------------
-
-    def _label(self, namespace: str, subscription: str, key: str) -> None:
-        """OLM's `operators.coreos.com/<package>.<namespace>` label (Operator aggregation)."""
-        body = {
-            "apiVersion": SUBSCRIPTION.api_version,
-            "kind": SUBSCRIPTION.kind.value,
-            "metadata": {"name": subscription, "namespace": namespace, "labels": {key: ""}},
-        }
-        try:
-            applied = self.gateway.apply(body)
-        except (NotFound, Conflict):
-            return
-        except GatewayError as exc:
-            log.warning("could not label Subscription %s/%s: %s", namespace, subscription, exc)
-            return
-        current = self.store.get("subscription", namespace, subscription)
-        if current is not None and isinstance(applied, dict) and applied.get("metadata"):
-            labels = (applied["metadata"].get("labels") or {}) | {key: ""}
-            self.store.upsert(
-                "subscription", {**current, "metadata": {**current["metadata"], "labels": labels}}
-            )
 
     def _namespace_event(self, namespace: str, event: NamespaceEvent) -> None:
         space: dict[str, Any] | None = self.store.get("namespace", "", namespace)

@@ -22,9 +22,12 @@ from typing import Any, Protocol
 
 import kopf
 
-from olm.api.labels import Label
+from olm.api.labels import MANAGED_VALUE, Label
+from olm.controllers import operator
+from olm.controllers.operator import OWN_KINDS, operator_keys, resync_operator_keys
 from olm.controllers.queue import WorkQueue
-from olm.controllers.scope import COPIED_CSV, OLM_CONFIG, resync_scope_keys, scope_keys, trim
+from olm.controllers.scope import COPIED_CSV, OLM_CONFIG, resync_scope_keys, scope_keys
+from olm.controllers.scope import trim as scope_trim
 from olm.controllers.store import Store
 
 log = logging.getLogger("olm.watch")
@@ -39,6 +42,10 @@ class Watched:
     version: str
     plural: str
     labels: dict[str, Any] | None = None
+    # Filter on the server too (kopf's `labels` filter runs in the client, after the API server
+    # has sent every object of the kind): for kinds watched once, where a selector per resource
+    # cannot hide objects from another watch of the same kind.
+    server_side: bool = False
 
     @property
     def path(self) -> str:
@@ -50,7 +57,11 @@ class Watched:
     def selector(self) -> str:
         """The label selector the watch uses, as a query string value ('' for none)."""
         return ",".join(
-            f"!{key}" if value is kopf.ABSENT else key
+            f"!{key}"
+            if value is kopf.ABSENT
+            else f"{key}={value}"
+            if isinstance(value, str)
+            else key
             for key, value in sorted((self.labels or {}).items())
         )
 
@@ -86,10 +97,29 @@ WATCHED: tuple[Watched, ...] = (
     Watched("subscription", "operators.coreos.com", "v1alpha1", "subscriptions"),
     Watched("installplan", "operators.coreos.com", "v1alpha1", "installplans"),
     Watched("catalogsource", "operators.coreos.com", "v1alpha1", "catalogsources"),
+    # Operator objects, and the component kinds only olm.controllers.operator reads. Like OLM's
+    # caches, only objects labelled olm.managed=true (OLM also sees unlabelled Secrets:
+    # docs/differences.md); Secrets and ConfigMaps are kept as metadata only.
+    Watched(operator.OPERATOR, "operators.coreos.com", "v1", "operators"),
+    *(
+        Watched(kind, group, "v1", plural, {Label.MANAGED.value: MANAGED_VALUE}, server_side=True)
+        for kind, group, plural in (
+            ("service", "", "services"),
+            ("secret", "", "secrets"),
+            ("configmap", "", "configmaps"),
+            ("apiservice", "apiregistration.k8s.io", "apiservices"),
+        )
+    ),
 )
 
 # The controllers' own kinds, re-enqueued by every resync; Subscriptions resolve per namespace.
 RESYNCED = ("operatorgroup", "csv", "catalogsource", "installplan")
+
+
+def trim(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """What the store keeps of a watched object (olm.controllers.scope.trim, and Secrets and
+    ConfigMaps as metadata only)."""
+    return operator.trim(kind, scope_trim(kind, obj))
 
 
 def _identity(obj: dict[str, Any] | None) -> dict[str, Any]:
@@ -124,11 +154,15 @@ def related_keys(
     deleted: bool = False,
 ) -> list[WorkKey]:
     """The work a change of `obj` (from `old`; None when new) makes necessary: the core
-    controllers' keys, and the scope controllers' (olm.controllers.scope.scope_keys)."""
+    controllers' keys, the scope controllers' (olm.controllers.scope.scope_keys) and the
+    Operator controllers' (olm.controllers.operator.operator_keys)."""
+    operators = operator_keys(kind, obj, store, old, deleted=deleted)
+    if kind in OWN_KINDS:  # only the Operator controllers read these
+        return operators
     scoped = scope_keys(kind, obj, store, old, deleted=deleted)
     if kind in (COPIED_CSV, OLM_CONFIG):  # only the scope controllers read these
         return scoped
-    return _related_keys(kind, obj, store, old, deleted=deleted) + scoped
+    return _related_keys(kind, obj, store, old, deleted=deleted) + scoped + operators
 
 
 def _related_keys(
@@ -225,7 +259,7 @@ def resync_keys(store: Store) -> list[WorkKey]:
         (kind, namespace, name) for kind in RESYNCED for namespace, name in store.keys(kind)
     ]
     keys += [("namespace", "", ns) for ns in sorted({ns for ns, _ in store.keys("subscription")})]
-    return keys + resync_scope_keys(store)
+    return keys + resync_scope_keys(store) + resync_operator_keys(store)
 
 
 class Lister(Protocol):
@@ -320,3 +354,7 @@ def configure(settings: kopf.OperatorSettings) -> None:
     settings.watching.client_timeout = 330
     settings.watching.connect_timeout = 10
     settings.networking.error_backoffs = [1, 2, 5, 10, 20]
+    for watched in WATCHED:
+        if watched.server_side:
+            selector = (watched.group, watched.version, watched.plural)
+            settings.watching.label_selectors[selector] = watched.selector

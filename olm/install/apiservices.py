@@ -23,6 +23,7 @@ from olm.api.kinds import Kind
 from olm.api.labels import Label
 from olm.install.certs import ServingMaterial
 from olm.install.webhooks import (
+    MANAGED,
     container_port,
     owned_apiservice_definitions,
     owned_by,
@@ -48,7 +49,7 @@ def render(csv: dict[str, Any], desc: dict[str, Any], ca_pem: bytes) -> dict[str
     return {
         "apiVersion": API_REGISTRATION,
         "kind": APISERVICE_KIND,
-        "metadata": {"name": apiservice_name(desc), "labels": owner_label_set(csv)},
+        "metadata": {"name": apiservice_name(desc), "labels": {**MANAGED, **owner_label_set(csv)}},
         "spec": {
             "group": desc.get("group", ""),
             "version": desc.get("version", ""),

@@ -5,6 +5,7 @@ Per Deployment named by a webhook definition or an owned APIService (whose APISe
 is rendered by olm.install.apiservices):
 - Service `<deployment>-service` selecting the Deployment's pods, one port per distinct
   (containerPort, targetPort), named after the containerPort; non-blocking ownerRef to the CSV.
+  It and every object below but the webhook configurations are labelled `olm.managed=true`.
 - Secret `<service>-cert` (type kubernetes.io/tls): `tls.crt`, `tls.key` and the CA certificate
   under `olmCAKey`; annotation `olmcahash` = SHA-256 of the CA PEM; ownerRef to the CSV.
 - Role and RoleBinding `<service>-cert` letting the Deployment's ServiceAccount read it;
@@ -35,6 +36,7 @@ from typing import Any
 
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import (
+    MANAGED_VALUE,
     OPERATOR_GROUP_UID_LABEL_PREFIX,
     SECRET_OLM_CA,
     SECRET_TLS_CERT,
@@ -154,6 +156,11 @@ def description_hash(desc: dict[str, Any]) -> str:
         json.dumps(desc, sort_keys=True, separators=(",", ":")).encode()
     ).digest()
     return int.from_bytes(digest[:8], "big").__format__("x")
+
+
+# OLM labels every object it writes for webhooks and APIServices so (install/certresources.go,
+# install/apiservice.go); its caches, and so its Operator objects, see only those.
+MANAGED = {Label.MANAGED.value: MANAGED_VALUE}
 
 
 def owner_label_set(csv: dict[str, Any]) -> dict[str, str]:
@@ -285,6 +292,7 @@ def render_service(
         "metadata": {
             "name": service_name(deployment),
             "namespace": csv["metadata"]["namespace"],
+            "labels": dict(MANAGED),
             "ownerReferences": [_owner(csv)],
         },
         "spec": {"ports": _service_ports(descs), "selector": dict(selector)},
@@ -304,6 +312,7 @@ def render_secret(csv: dict[str, Any], service: str, material: ServingMaterial) 
             "name": secret_name(service),
             "namespace": csv["metadata"]["namespace"],
             "annotations": {Annotation.OLM_CA_HASH.value: material.ca_hash},
+            "labels": dict(MANAGED),
             "ownerReferences": [_owner(csv)],
         },
         "data": {
@@ -327,7 +336,12 @@ def render_rbac(csv: dict[str, Any], service: str, account: str) -> list[dict[st
         {
             "apiVersion": RBAC_API,
             "kind": "Role",
-            "metadata": {"name": secret, "namespace": namespace, "ownerReferences": [_owner(csv)]},
+            "metadata": {
+                "name": secret,
+                "namespace": namespace,
+                "labels": dict(MANAGED),
+                "ownerReferences": [_owner(csv)],
+            },
             "rules": [
                 {
                     "apiGroups": [""],
@@ -340,7 +354,12 @@ def render_rbac(csv: dict[str, Any], service: str, account: str) -> list[dict[st
         {
             "apiVersion": RBAC_API,
             "kind": "RoleBinding",
-            "metadata": {"name": secret, "namespace": namespace, "ownerReferences": [_owner(csv)]},
+            "metadata": {
+                "name": secret,
+                "namespace": namespace,
+                "labels": dict(MANAGED),
+                "ownerReferences": [_owner(csv)],
+            },
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": secret},
             "subjects": subject,
         },
@@ -349,7 +368,7 @@ def render_rbac(csv: dict[str, Any], service: str, account: str) -> list[dict[st
             "kind": "ClusterRoleBinding",
             "metadata": {
                 "name": f"{service}-system:auth-delegator",
-                "labels": owner_label_set(csv),
+                "labels": {**MANAGED, **owner_label_set(csv)},
             },
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
@@ -364,7 +383,7 @@ def render_rbac(csv: dict[str, Any], service: str, account: str) -> list[dict[st
             "metadata": {
                 "name": f"{service}-auth-reader",
                 "namespace": KUBE_SYSTEM,
-                "labels": owner_label_set(csv),
+                "labels": {**MANAGED, **owner_label_set(csv)},
             },
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",

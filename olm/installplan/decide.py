@@ -7,14 +7,16 @@ waits for `spec.approved`; Installing runs the steps; Complete and Failed are te
 Installing runs in stages, each on a fresh snapshot (the controller decides again right after
 carrying out a stage, in the same reconcile):
 1. CRDs: created (WaitingForApi, then Created once Established and NamesAccepted) or, when
-   they exist, checked for upgrade safety (§3.4) and updated (Present); either way annotated
+   they exist, checked for upgrade safety (§3.4) and updated (Present); either way labelled
+   `olm.managed=true` (as OLM's catalog/step.go does) and annotated
    `operatorframework.io/installed-alongside-<hash>: <namespace>/<csv>` for the step's CSV,
    beside the references the CRD already has (OLM's record of who installed it). Nothing else runs
    until every CRD of the plan is Established; after `API_DEADLINE_SECONDS` the plan fails.
-2. CSVs: created (Created), or left exactly as they are when they exist (Present; a plan
-   never overwrites a CSV).
-3. Everything else, once the CSVs exist (their uids go into the owner references), labelled
-   `olm.managed=true` as OLM labels what its steps write: created
+2. CSVs: created (Created) labelled `olm.managed=true` (OLM's ExecutePlan), or left exactly
+   as they are when they exist (Present; a plan never overwrites a CSV).
+3. Everything else, once the CSVs exist (their uids go into the owner references; bundle
+   Services, ConfigMaps and Secrets get one to the CSV their step resolves, as OLM adds it),
+   labelled `olm.managed=true` as OLM labels what its steps write: created
    when absent (Created); when present, updated with its live owners kept (Present), and not
    written at all when it already has what the step sets.
 A step already Present or Created is never run again, and a plan that reached Complete or
@@ -35,6 +37,7 @@ the field, and the fix.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import json
 from collections.abc import Mapping
@@ -63,13 +66,17 @@ from olm.installplan.objects import (
     resolve_owners,
     update_for,
     with_alongside,
+    with_csv_owner,
     with_resource_version,
 )
 from olm.installplan.status import failed_status, set_condition
+from olm.installplan.steps import csv_owner
 
 CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
 SUBSCRIPTION_KIND = KINDS[Kind.SUBSCRIPTION].kind.value
 CRD_KIND = "CustomResourceDefinition"
+# Bundle objects OLM's ExecutePlan gives an ownerReference to the CSV their step resolves.
+BUNDLE_OWNED_KINDS = frozenset({"Service", "ConfigMap", "Secret"})
 # How soon to look again while CRDs become Established.
 WAIT_FOR_API_SECONDS = 1.0
 # A step's CSV owner is not visible yet (created by an earlier pass): look again after this long.
@@ -346,7 +353,7 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
             else:
                 waiting.append(index)
             continue
-        body = with_alongside(manifest, live, plan_namespace, resolving(index))
+        body = managed(with_alongside(manifest, live, plan_namespace, resolving(index)))
         if live is None:
             actions.append(Action(index, Verb.APPLY, body, StepStatus.WAITING_FOR_API))
             mark(index, StepStatus.WAITING_FOR_API)
@@ -379,13 +386,18 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
         if snapshot.objects.get(step_ref(manifest)) is not None:
             mark(index, StepStatus.PRESENT)
         else:
-            actions.append(Action(index, Verb.CREATE, manifest, StepStatus.CREATED))
+            body = managed(copy.deepcopy(dict(manifest)))
+            actions.append(Action(index, Verb.CREATE, body, StepStatus.CREATED))
             mark(index, StepStatus.CREATED)
             created_csv = True
     if created_csv:
         return Plan(tuple(actions), new, again=True)  # the rest needs the new CSVs' uids
 
-    # 3. Everything else, owned by the CSVs.
+    # 3. Everything else, owned by the CSVs. Bundle Services, ConfigMaps and Secrets get a
+    # non-blocking ownerReference to the CSV their step resolves, as OLM's ExecutePlan adds.
+    for index in stage(set(BUNDLE_OWNED_KINDS)):
+        if resolving(index):
+            manifests[index] = with_csv_owner(manifests[index], csv_owner(resolving(index)))
     csv_uids = {
         ref[3]: str((obj.get("metadata") or {}).get("uid") or "")
         for ref, obj in snapshot.objects.items()

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from olm.api.kinds import KINDS, Kind
-from olm.api.labels import Label
+from olm.api.labels import MANAGED_VALUE, Label
 
 CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
 SERVICE_ACCOUNT = "ServiceAccount"
@@ -118,11 +118,23 @@ def resolve_owners(manifest: Mapping[str, Any], csv_uids: Mapping[str, str]) -> 
     return body
 
 
-def managed(body: dict[str, Any]) -> dict[str, Any]:
-    """`body` labelled `olm.managed=true`, as OLM labels every object but CRDs when a plan
-    step writes it (its step manifests do not carry the label)."""
+def with_csv_owner(manifest: Mapping[str, Any], owner: Mapping[str, Any]) -> dict[str, Any]:
+    """`manifest` with `owner` (a CSV ownerReference) added, unless it already names that CSV."""
+    body = copy.deepcopy(dict(manifest))
     meta = body.setdefault("metadata", {})
-    meta["labels"] = {**(meta.get("labels") or {}), Label.MANAGED.value: "true"}
+    owners = list(meta.get("ownerReferences") or [])
+    if not any(
+        o.get("kind") == owner.get("kind") and o.get("name") == owner.get("name") for o in owners
+    ):
+        meta["ownerReferences"] = [*owners, dict(owner)]
+    return body
+
+
+def managed(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` labelled `olm.managed=true`, as OLM labels every object a plan step writes
+    (its step manifests do not carry the label)."""
+    meta = body.setdefault("metadata", {})
+    meta["labels"] = {**(meta.get("labels") or {}), Label.MANAGED.value: MANAGED_VALUE}
     return body
 
 

@@ -67,7 +67,9 @@ def rules_hash(value: Any) -> str:
     return digest[:10]
 
 
-def _owner(csv_name: str) -> dict[str, Any]:
+def csv_owner(csv_name: str) -> dict[str, Any]:
+    """A non-blocking, non-controller ownerReference to CSV `csv_name` (uid filled in when
+    the step is written)."""
     return {
         "apiVersion": CSV_INFO.api_version,
         "kind": CSV_INFO.kind.value,
@@ -102,7 +104,7 @@ def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
                 "metadata": {
                     "name": account,
                     "namespace": namespace,
-                    "ownerReferences": [_owner(name)],
+                    "ownerReferences": [csv_owner(name)],
                 },
             }
         )
@@ -118,7 +120,7 @@ def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
                     "name": role_name,
                     "namespace": namespace,
                     "labels": role_labels,
-                    "ownerReferences": [_owner(name)],
+                    "ownerReferences": [csv_owner(name)],
                 },
                 "rules": rules,
             }
@@ -131,7 +133,7 @@ def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
                     "name": role_name,
                     "namespace": namespace,
                     "labels": role_labels,
-                    "ownerReferences": [_owner(name)],
+                    "ownerReferences": [csv_owner(name)],
                 },
                 "roleRef": {
                     "apiGroup": "rbac.authorization.k8s.io",

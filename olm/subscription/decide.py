@@ -60,7 +60,6 @@ from olm.subscription.status import (
     catalog_condition,
     catalog_health,
     find,
-    label_key,
     remove_conditions,
     set_condition,
     status_patch,
@@ -396,8 +395,8 @@ def decide(snapshot: Snapshot) -> Plan:
             name: settle(status, snapshot, plans) for name, status in resolved.statuses.items()
         }
     for subscription in subscriptions:
-        meta, spec = subscription["metadata"], subscription.get("spec") or {}
-        name = meta["name"]
+        spec = subscription.get("spec") or {}
+        name = subscription["metadata"]["name"]
         status = statuses[name]
         if known:
             status["catalogHealth"] = catalog_health(
@@ -419,8 +418,4 @@ def decide(snapshot: Snapshot) -> Plan:
         write = _status_write(subscription, status, snapshot)
         if write is not None:
             plan.statuses.append(write)
-        package = str(spec.get("name") or "")
-        key = label_key(package, snapshot.namespace)
-        if package and not snapshot.terminating and key not in (meta.get("labels") or {}):
-            plan.labels.append((name, key))
     return plan

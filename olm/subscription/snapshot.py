@@ -192,13 +192,10 @@ class Plan:
     create: NewInstallPlan | None = None
     plan_statuses: list[PlanStatusWrite] = field(default_factory=list)
     statuses: list[StatusWrite] = field(default_factory=list)
-    labels: list[tuple[str, str]] = field(default_factory=list)  # (subscription, label key)
     events: list[NamespaceEvent] = field(default_factory=list)
     unpacks: list[UnpackRequest] = field(default_factory=list)
     requeue_after: float | None = None
 
     @property
     def empty(self) -> bool:
-        return not (
-            self.create or self.plan_statuses or self.statuses or self.labels or self.events
-        )
+        return not (self.create or self.plan_statuses or self.statuses or self.events)

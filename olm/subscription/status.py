@@ -15,12 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from olm.api.installplan import ConditionStatus
-from olm.api.subscription import (
-    LABEL_NAME_LIMIT,
-    OPERATOR_LABEL_PREFIX,
-    SubscriptionConditionType,
-    SubscriptionReason,
-)
+from olm.api.subscription import SubscriptionConditionType, SubscriptionReason
 from olm.subscription.snapshot import CatalogInScope
 
 Condition = dict[str, Any]
@@ -99,12 +94,6 @@ def status_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
     value and an absent key are the same."""
     keys = (set(old) | set(new)) - {LAST_UPDATED}
     return {k: _value(new.get(k)) for k in sorted(keys) if not _same(k, old.get(k), new.get(k))}
-
-
-def label_key(package: str, namespace: str) -> str:
-    """OLM's operators.coreos.com/<package>.<namespace> (the name part at most 63
-    characters, without trailing '.', '-' or '_')."""
-    return OPERATOR_LABEL_PREFIX + f"{package}.{namespace}"[:LABEL_NAME_LIMIT].rstrip(".-_")
 
 
 # ----- catalog health --------------------------------------------------------------------------

@@ -293,6 +293,27 @@ def _csv_history(csv: Obj) -> Obj:
     return {**csv, "status": {**status, "conditions": history}}
 
 
+def _operator_refs(operator: Obj) -> Obj:
+    """An Operator's `status.components.refs` keyed by "Kind namespace/name" (as object keys
+    read), so that a component present on one side only is one difference, not a shift of
+    every later entry of the list (their names repeat: a CSV and its OperatorCondition, a Role
+    and its RoleBinding)."""
+    status = operator.get("status")
+    components = status.get("components") if isinstance(status, dict) else None
+    refs = components.get("refs") if isinstance(components, dict) else None
+    if not isinstance(refs, list):
+        return operator
+    keyed: Obj = {}
+    for ref in refs:
+        if not isinstance(ref, dict):
+            continue
+        key = object_key({"kind": ref.get("kind"), "metadata": ref})
+        while key in keyed:
+            key += "'"
+        keyed[key] = ref
+    return {**operator, "status": {**status, "components": {**components, "refs": keyed}}}
+
+
 def normalize(objects: Iterable[Mapping[str, Any]]) -> dict[str, Obj]:
     """One snapshot (objects as the API server returned them) -> normalized objects by key."""
     items = [
@@ -310,6 +331,8 @@ def normalize(objects: Iterable[Mapping[str, Any]]) -> dict[str, Obj]:
     by_key: dict[str, list[Obj]] = {}
     for obj in items:
         normalized = _normalize_value(obj, table, pattern)
+        if normalized.get("kind") == "Operator":
+            normalized = _operator_refs(normalized)
         by_key.setdefault(object_key(normalized), []).append(normalized)
     result: dict[str, Obj] = {}
     for key, group in by_key.items():

@@ -116,6 +116,10 @@ def test_opening_the_barrier_wakes_every_object_once() -> None:
             # the scope controllers (olm.controllers.scope): per CSV and per group
             ("scope", "a", "csv-1"),
             ("scope-group", "a", "og"),
+            # the adoption controller (olm.controllers.operator): namespaces with CSVs or
+            # Subscriptions
+            ("adoption", "", "a"),
+            ("adoption", "", "b"),
         ]
     )
 
@@ -124,7 +128,7 @@ def test_resync_keys_name_each_subscription_namespace_once() -> None:
     store = Store()
     store.upsert("subscription", obj("b", "one"))
     store.upsert("subscription", obj("b", "two"))
-    assert resync_keys(store) == [("namespace", "", "b")]
+    assert resync_keys(store) == [("namespace", "", "b"), ("adoption", "", "b")]
 
 
 # ----- relist --------------------------------------------------------------------------------

@@ -121,10 +121,13 @@ def test_install_renders_the_certificate_objects_and_the_apiservice() -> None:
     apiservice = plan.resources[-1]
     assert apiservice["apiVersion"] == "apiregistration.k8s.io/v1"
     assert apiservice["metadata"]["labels"] == {
+        "olm.managed": "true",
         "olm.owner": "op.v1",
         "olm.owner.namespace": NS,
         "olm.owner.kind": "ClusterServiceVersion",
     }
+    # OLM labels every certificate object olm.managed=true (its caches see only those)
+    assert all(o["metadata"]["labels"]["olm.managed"] == "true" for o in plan.resources)
     secret = plan.resources[1]
     spec = apiservice["spec"]
     assert spec["caBundle"] == secret["data"]["olmCAKey"]

@@ -284,6 +284,58 @@ def test_the_rest_is_created_owned_by_the_csv_and_the_plan_completes() -> None:
     assert statuses(plan) == ["Created", "Present", "Created", "Created", "Created"]
 
 
+def test_bundle_services_configmaps_and_secrets_get_the_csv_as_owner() -> None:
+    """OLM's ExecutePlan adds a non-blocking ownerReference to the step's CSV (so its
+    adoption controller labels them for the Operator object); everything is olm.managed."""
+    base = entries(statuses=DONE)
+    extra = []
+    for kind in ("Service", "ConfigMap", "Secret"):
+        obj = {
+            "apiVersion": "v1",
+            "kind": kind,
+            "metadata": {"name": f"x-{kind.lower()}", "namespace": NS},
+        }
+        extra.append(
+            {
+                **base[SA_I],
+                "resource": {
+                    **base[SA_I]["resource"],
+                    "kind": kind,
+                    "name": obj["metadata"]["name"],
+                    "version": "v1",
+                    "manifest": json.dumps(obj),
+                },
+                "status": "Unknown",
+            }
+        )
+    ip = install_plan(plan=base + extra)
+    steps = objects_of(ip)
+    csv = live(steps["ClusterServiceVersion"], uid="uid-old")
+    plan = decide(snap(ip, established(steps["CustomResourceDefinition"]), csv))
+    written = {a.body["kind"]: a.body["metadata"] for a in plan.actions}
+    for kind in ("Service", "ConfigMap", "Secret"):
+        assert written[kind]["ownerReferences"] == [csv_owner(OLD, "uid-old")]
+        assert written[kind]["labels"] == {"olm.managed": "true"}
+    assert "ownerReferences" not in manifest(ip["status"]["plan"][-1])["metadata"]
+
+
+def test_the_csv_and_crds_a_plan_writes_are_olm_managed() -> None:
+    ip = install_plan(plan=entries())
+    crd = decide(snap(ip)).actions[0]
+    assert crd.body["kind"] == "CustomResourceDefinition"
+    assert crd.body["metadata"]["labels"]["olm.managed"] == "true"
+    ip = install_plan(
+        plan=entries(statuses=["Unknown", "Created", "Unknown", "Unknown", "Unknown"])
+    )
+    steps = objects_of(ip)
+    csv = decide(snap(ip, established(steps["CustomResourceDefinition"]))).actions[0]
+    assert csv.body["kind"] == "ClusterServiceVersion"
+    assert csv.body["metadata"]["labels"]["olm.managed"] == "true"
+    assert "labels" not in (steps["ClusterServiceVersion"]["metadata"]) or (
+        "olm.managed" not in steps["ClusterServiceVersion"]["metadata"]["labels"]
+    ), "the step manifest keeps the bundle's labels"
+
+
 def test_a_step_is_never_written_without_its_csv_owner() -> None:
     """The CSV was created by an earlier pass and has since been deleted: writing the
     ServiceAccount without it would leave it owned by the replaced CSV, or by nothing."""

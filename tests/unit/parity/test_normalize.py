@@ -510,3 +510,27 @@ def test_manifests_keep_timestamps_as_text(tmp_path: Any) -> None:
         load_manifests(tmp_path)[0]["metadata"]["annotations"]["createdAt"]
         == "2025-09-11T00:00:00Z"
     )
+
+
+def test_operator_refs_are_keyed_by_kind_namespace_and_name() -> None:
+    def operator(*refs: tuple[str, str, str]) -> dict[str, Any]:
+        return {
+            "kind": "Operator",
+            "metadata": {"name": "op.ns"},
+            "status": {
+                "components": {
+                    "refs": [
+                        {"apiVersion": "v1", "kind": k, "namespace": ns, "name": n}
+                        for k, ns, n in refs
+                    ]
+                }
+            },
+        }
+
+    both = [("ClusterServiceVersion", "ns", "op.v2"), ("Role", "ns", "r")]
+    reference = operator(("ClusterServiceVersion", "ns", "op.v1"), *both)
+    olm_py = operator(*both)
+    found = diff_runs({"p": [reference]}, {"p": [olm_py]})
+    assert [(d.path, d.olm_py) for d in found] == [
+        ("status.components.refs.ClusterServiceVersion ns/op.v1", "<absent>")
+    ]

@@ -114,22 +114,11 @@ def test_a_plan_left_without_status_is_adopted() -> None:
     assert sub_status(fake)["installPlanRef"]["name"] == "install-abcde"
 
 
-def test_a_terminating_namespace_gets_no_plan_and_no_label() -> None:
+def test_a_terminating_namespace_gets_no_plan() -> None:
     fake, _store, controller = world(subscription(labelled=False, startingCSV=V1), terminating=True)
     controller.reconcile("", NS)
     assert plans(fake) == []
     assert {w.verb for w in fake.writes} <= {"patch_status"}
-
-
-def test_the_operator_label_is_applied_once() -> None:
-    fake, store, controller = world(subscription(labelled=False, startingCSV=V1))
-    controller.reconcile("", NS)
-    labels = fake.get(*SUB, NS, "memcached")["metadata"]["labels"]
-    assert f"operators.coreos.com/memcached-operator.{NS}" in labels
-    sync(store, fake)
-    fake.take_writes()
-    controller.reconcile("", NS)
-    assert fake.changes() == []
 
 
 def test_a_refused_create_is_said_on_the_subscription_and_retried() -> None:

@@ -11,7 +11,6 @@ import pytest
 
 from olm.subscription.decide import decide
 from olm.subscription.snapshot import Snapshot
-from olm.subscription.status import label_key
 from tests.unit.subscription.world import (
     DASHBOARD,
     NS,
@@ -43,7 +42,7 @@ def test_a_new_subscription_gets_one_new_plan_and_nothing_else(
 ) -> None:
     plan = decide(world([subscription(installPlanApproval=approval, startingCSV=V1)]))
     assert plan.create is not None
-    assert (plan.statuses, plan.plan_statuses, plan.labels, plan.events) == ([], [], [], [])
+    assert (plan.statuses, plan.plan_statuses, plan.events) == ([], [], [])
     body, status = plan.create.body, plan.create.status
     assert body["metadata"]["name"].startswith("install-") and len(body["metadata"]["name"]) == 13
     assert body["spec"] == {
@@ -464,7 +463,7 @@ def test_an_unwritten_plan_of_someone_else_is_left_alone() -> None:
 
 
 @pytest.mark.parametrize("space", ["terminating", "gone"])
-def test_a_terminating_namespace_gets_no_plan_no_label_no_event(space: str) -> None:
+def test_a_terminating_namespace_gets_no_plan_no_event(space: str) -> None:
     unwritten = install_plan("install-abcde", [V2], None)
     snapshot = world(
         [subscription(labelled=False), subscription("broken", source="nope")],
@@ -474,7 +473,7 @@ def test_a_terminating_namespace_gets_no_plan_no_label_no_event(space: str) -> N
     )
     decision = decide(snapshot)
     assert decision.create is None and decision.plan_statuses == []
-    assert decision.labels == [] and decision.events == []
+    assert decision.events == []
     # Status may still be written (the API server allows updates while a namespace terminates).
     assert {w.name for w in decision.statuses} == {"memcached", "broken"}
 
@@ -602,20 +601,6 @@ def test_catalog_health_keeps_its_timestamps_while_nothing_changes() -> None:
 
 
 # ----- labels, dependencies, several Subscriptions -------------------------------------------
-
-
-def test_the_operator_label_is_added_once() -> None:
-    status = {"currentCSV": V2, "installedCSV": V2, "state": "AtLatestKnown"}
-    snapshot = world([subscription(status=status, labelled=False)], csvs=[csv(V2)])
-    decision = decide(snapshot)
-    assert decision.labels == [("memcached", f"operators.coreos.com/memcached-operator.{NS}")]
-    assert decide(apply(snapshot, decision)).labels == []
-
-
-def test_the_label_key_is_cut_to_63_characters_without_a_trailing_separator() -> None:
-    key = label_key("p" * 60, "ns-x")
-    name = key.removeprefix("operators.coreos.com/")
-    assert len(name) <= 63 and not name.endswith((".", "-", "_"))
 
 
 def test_a_dependency_goes_into_the_same_plan() -> None:

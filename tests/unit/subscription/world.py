@@ -211,11 +211,6 @@ def apply(snapshot: Snapshot, plan: Plan) -> Snapshot:
         plans[write.name] = {**plans[write.name], "status": write.status}
     for write in plan.statuses:
         subscriptions[write.name]["status"] = write.status
-    for name, key in plan.labels:
-        subscriptions[name]["metadata"]["labels"] = {
-            **(subscriptions[name]["metadata"].get("labels") or {}),
-            key: "",
-        }
     return dataclasses.replace(
         snapshot,
         plans=plans,
