@@ -111,3 +111,64 @@ def test_browse_install_and_upgrade_with_the_plugin(
     again = kubectl_operator("upgrade", "memcached-operator", "-n", namespace, check=False)
     assert again.returncode != 0
     assert "operator is already at latest version" in again.stdout + again.stderr
+
+    # Operands, then uninstall with everything: the plugin follows the Operator object olm-py
+    # keeps (operators.coreos.com/v1 `memcached-operator.<namespace>`, status.components).
+    instance = {
+        "apiVersion": "cache.example.com/v1alpha1",
+        "kind": "Memcached",
+        "metadata": {"name": "demo"},
+        "spec": {"size": 1},
+    }
+    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(instance))
+    operands = wait_for(
+        lambda: [
+            row
+            for row in rows(
+                kubectl_operator(
+                    "list-operands", "memcached-operator", "-n", namespace, check=False
+                ).stdout
+            )
+            if "demo" in row
+        ],
+        timeout=STEP_TIMEOUT,
+        what="the Memcached in `kubectl operator list-operands`",
+    )
+    assert operands[0][:2] == ["cache.example.com/v1alpha1", "Memcached"]
+    operator = f"memcached-operator.{namespace}"
+    refs = plane.get_json("operator.operators.coreos.com", operator)["status"]["components"]["refs"]
+    assert {"ClusterServiceVersion", "Subscription", "CustomResourceDefinition"} <= {
+        ref["kind"] for ref in refs
+    }
+
+    removed = kubectl_operator(
+        "uninstall",
+        "memcached-operator",
+        "-n",
+        namespace,
+        "--delete-all",
+        f"--timeout={int(STEP_TIMEOUT)}s",
+        timeout=STEP_TIMEOUT + 30,
+    )
+    said = removed.stdout + removed.stderr
+    for deleted in (
+        'subscription "memcached-operator"',
+        'memcached "demo"',
+        f'clusterserviceversion "{NEW}"',
+        'customresourcedefinition "memcacheds.cache.example.com"',
+        f'operator "{operator}"',
+    ):
+        assert f"{deleted} deleted" in said, said
+    for args in (
+        ("subscription.operators.coreos.com", "memcached-operator", "-n", namespace),
+        ("csv", NEW, "-n", namespace),
+        ("memcached", "demo", "-n", namespace),
+        ("crd", "memcacheds.cache.example.com"),
+        ("operator.operators.coreos.com", operator),
+        ("operatorgroup", namespace, "-n", namespace),
+    ):
+        gone = plane.kubectl("get", *args, check=False)
+        # With the CRD gone, kubectl no longer knows the kind at all.
+        assert gone.returncode != 0 and (
+            "NotFound" in gone.stderr or "doesn't have a resource type" in gone.stderr
+        ), f"{args} is still there"
