@@ -6,7 +6,9 @@ modules), and copies OLM's own CRDs out of the operator-framework/api module, in
 their own: `<cache root>/tools/olm-v0.38.0/{olm,catalog,package-server,crds/}`. `reference_cluster.up_reference()`
 (`olm dev up --reference-olm`) starts a local cluster, prepares it as OLM's chart does, serves the samples
 catalog with `opm serve` and runs the real olm-operator and catalog-operator as local
-processes of that cluster, so parity tests can run one scenario on both implementations.
+processes of that cluster, and OLM's package-server (the PackageManifest API) behind the
+cluster's host bridge (reference_packageserver.py), so parity tests can run one scenario on both
+implementations.
 
 Invariants:
 - The cache is complete only when `manifest.json` exists, records the exact build inputs (the
@@ -51,6 +53,8 @@ from typing import Any
 from olm.devcluster.build import BuildError, find_go
 from olm.devcluster.ports import LOOPBACK, is_listening
 from olm.devcluster.progress import QUIET, Progress
+from olm.devcluster.reference_packageserver import PACKAGE_SERVER
+from olm.devcluster.reference_packageserver import healthy as package_server_healthy
 from olm.devcluster.versions import cache_root
 
 OLM_VERSION = "v0.38.0"
@@ -87,7 +91,7 @@ UTIL_IMAGE = "quay.io/operator-framework/olm:master"
 OLM_OPERATOR = "olm-operator"
 CATALOG_OPERATOR = "catalog-operator"
 SAMPLES_SERVER = "samples-catalog"
-PROCESSES: tuple[str, ...] = (SAMPLES_SERVER, CATALOG_OPERATOR, OLM_OPERATOR)
+PROCESSES: tuple[str, ...] = (SAMPLES_SERVER, CATALOG_OPERATOR, OLM_OPERATOR, PACKAGE_SERVER)
 
 # Hard-coded in OLM (pkg/lib/server: `:8080`, or `:8443` with TLS), on all interfaces.
 OLM_HEALTH_PORT = 8080
@@ -446,8 +450,8 @@ def opm_serve_argv(opm: Path, catalog: Path, port: int, termination_log: Path) -
 
 
 def chart_objects() -> list[dict[str, Any]]:
-    """What OLM's chart creates besides the CRDs and OLM itself (packageserver is skipped: it
-    is an aggregated API that must be reachable as an in-cluster Service)."""
+    """What OLM's chart creates besides the CRDs, OLM itself and packageserver (whose
+    Service and APIService reference_packageserver.py renders)."""
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OLM_NAMESPACE}},
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATORS_NAMESPACE}},
@@ -604,6 +608,9 @@ def health_checks(info: Mapping[str, Any]) -> dict[str, Callable[[], tuple[bool,
     port = info.get("samples_port")
     if isinstance(port, int):
         checks[SAMPLES_SERVER] = lambda: samples_server_healthy(port)
+    packages_port = info.get("package_server_port")
+    if isinstance(packages_port, int):
+        checks[PACKAGE_SERVER] = lambda: package_server_healthy(packages_port)
     return checks
 
 

@@ -11,17 +11,22 @@ Invariants (see also reference.py):
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE
 from olm.data import SAMPLES_CATALOG
+from olm.devcluster import network
+from olm.devcluster import reference_packageserver as packageserver
 from olm.devcluster.build import Binaries, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.ports import LOOPBACK, free_ports
-from olm.devcluster.process import ProcessRecord, is_running, log_tail
+from olm.devcluster.process import ProcessRecord, is_running, log_tail, stop
 from olm.devcluster.progress import Progress
 from olm.devcluster.reference import (
     API_MODULE,
@@ -53,6 +58,7 @@ from olm.devcluster.reference import (
     samples_server_healthy,
 )
 
+PACKAGE_SERVER = packageserver.PACKAGE_SERVER
 START_TIMEOUT = 240.0
 
 
@@ -109,6 +115,7 @@ class _Starter:
         port = self.serve_samples(info)
         self.start_operators()
         self.await_catalog(port)
+        self.serve_packages(info)
 
     def prepare(self) -> None:
         self.progress.say(f"Applying OLM's CRDs ({API_MODULE} {API_VERSION}) server-side")
@@ -196,6 +203,124 @@ class _Starter:
             hint = " " + busy_ports_message([HEALTH_PORTS.get(name, 0)])
         raise ClusterError(f"{name} {what}.{hint} Its log is {log}; last lines:\n{tail}")
 
+    def serve_packages(self, info: dict[str, Any]) -> None:
+        """OLM's package-server as its chart runs it, behind the cluster's host bridge; `up`
+        returns once `kubectl get packagemanifests` lists the samples catalog's packages."""
+        if network.load(self.cluster.state_dir) is None:
+            self.progress.say(
+                "Not starting OLM's package-server: this cluster has no pod network, so the "
+                "API server could not reach it (`kubectl get packagemanifests` will not work)"
+            )
+            info.pop("package_server_port", None)
+            self.cluster.record_reference_olm(info)
+            return
+        files = packageserver.Files(self.dir / "packageserver")
+        before = files.cert.read_bytes() if files.cert.is_file() else b""
+        material = packageserver.serving_material(files, datetime.datetime.now(datetime.UTC))
+        previous = info.get("package_server_port")
+        running = PACKAGE_SERVER in self.running()
+        if running and material.cert_pem != before:  # renewed: restart it with the new pair
+            stop(self.record(PACKAGE_SERVER))
+            running = False
+        if running and isinstance(previous, int):
+            port = previous
+        else:
+            port = (
+                previous
+                if isinstance(previous, int) and not port_in_use(previous)
+                else free_ports(1)[0]
+            )
+            kubeconfig = self.cluster.kubeconfig_path
+            account = self.service_account()
+            argv = packageserver.in_cluster(
+                account, packageserver.argv(self.olm.package_server, kubeconfig, port, files)
+            )
+            env = {
+                **reference_env({**os.environ, **self.cluster.env()}, kubeconfig),
+                **packageserver.in_cluster_env(_api_url(kubeconfig)),
+            }
+            self.progress.say(
+                f"Starting the real {PACKAGE_SERVER} (OLM {OLM_VERSION}) on {LOOPBACK}:{port}"
+            )
+            self.cluster.start_process(PACKAGE_SERVER, argv, env=env)
+            info["package_server_port"] = port
+            self.cluster.record_reference_olm(info)
+            self.await_process(PACKAGE_SERVER, lambda: packageserver.healthy(port))
+        self.await_state(
+            "the local cluster's host bridge",
+            lambda: self.found("configmap", ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE),
+        )
+        items = packageserver.objects(port, material.ca_pem)
+        self.cluster.kubectl(
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "-f",
+            "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}),
+        )
+        name = items[1]["metadata"]["name"]
+
+        def available() -> tuple[bool, str]:
+            return packageserver.available(self.get_json("apiservice", name))
+
+        self.await_state(f"APIService {name} Available", available)
+        self.await_state(
+            f"PackageManifests of CatalogSource {OLM_NAMESPACE}/{SAMPLES_SOURCE}",
+            lambda: self.found(
+                "packagemanifests", "", OLM_NAMESPACE, "-l", f"catalog={SAMPLES_SOURCE}"
+            ),
+        )
+        self.progress.say(f"{PACKAGE_SERVER} serves PackageManifests (APIService {name})")
+
+    def service_account(self) -> Path:
+        """packageserver's account as the chart makes it, and a pod's files of it."""
+        items = packageserver.rbac_objects()
+        self.cluster.kubectl(
+            "apply",
+            "--server-side",
+            "-f",
+            "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}),
+        )
+        token = self.cluster.kubectl(
+            "create",
+            "token",
+            packageserver.SERVICE_ACCOUNT,
+            "-n",
+            packageserver.NAMESPACE,
+            f"--duration={packageserver.TOKEN_SECONDS}s",
+        )
+        ca = (self.cluster.state_dir / "pki" / "ca.crt").read_bytes()
+        return packageserver.write_account(self.dir / "serviceaccount", token, ca)
+
+    def get_json(self, *args: str) -> dict[str, Any] | None:
+        try:
+            found: dict[str, Any] = json.loads(self.cluster.kubectl("get", *args, "-o", "json"))
+        except (ClusterError, ValueError):
+            return None
+        return found
+
+    def found(self, kind: str, name: str, namespace: str, *more: str) -> tuple[bool, str]:
+        args = [kind, *([name] if name else []), "-n", namespace, *more, "-o", "name"]
+        try:
+            listed = self.cluster.kubectl("get", *args).strip()
+        except ClusterError as exc:
+            return False, str(exc)
+        return bool(listed), listed or "nothing listed yet"
+
+    def await_state(self, what: str, check: Callable[[], tuple[bool, str]]) -> None:
+        self.progress.say(f"Waiting for {what}")
+        record = self.record(PACKAGE_SERVER)
+        ok, detail = _wait(check, self.remaining(), lambda: is_running(record))
+        if not ok:
+            log = self.cluster.state_dir / "logs" / f"{PACKAGE_SERVER}.log"
+            why = "Timed out" if is_running(record) else f"{PACKAGE_SERVER} exited"
+            raise ClusterError(
+                f"{why} waiting for {what} (last: {detail}). The {PACKAGE_SERVER} log is "
+                f"{log}; last lines:\n{log_tail(log)}"
+            )
+
     def await_catalog(self, port: int) -> None:
         def ready() -> tuple[bool, str]:
             try:
@@ -223,6 +348,11 @@ class _Starter:
                 f"is {log}; last lines:\n{log_tail(log)}"
             )
         self.progress.say(f"CatalogSource {OLM_NAMESPACE}/{SAMPLES_SOURCE} is READY")
+
+
+def _api_url(kubeconfig: Path) -> str:
+    config = json.loads(kubeconfig.read_text())
+    return str(config["clusters"][0]["cluster"]["server"])
 
 
 def up_reference(
