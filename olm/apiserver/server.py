@@ -166,7 +166,7 @@ class PackageServer:
             labels = parse_labels(request.query.get("labelSelector", ""))
             name = query.name_selected(request.query.get("fieldSelector", ""))
         except SelectorError as exc:
-            return _error(400, "BadRequest", str(exc))
+            return _error(exc.code, exc.reason, str(exc))
 
         def items() -> tuple[int, list[dict[str, Any]]]:
             version, catalogs = self.catalogs.snapshot()
@@ -225,16 +225,17 @@ class PackageServer:
         _, catalogs = self.catalogs.snapshot()
         found = query.visible(catalogs, namespace, self.catalogs.global_namespace, name=name)
         if not found:
-            return _json(query.not_found(name), 404)
+            # packageserver's icon handler answers a bare 404 (no Status body).
+            return web.Response(status=404) if sub else _json(query.not_found(name), 404)
         if sub:
             icon = query.icon(
                 query.visible(
                     catalogs, namespace, self.catalogs.global_namespace, name=name, keep_icons=True
                 )[0]
             )
-            headers = {"Etag": icon.etag} if icon.etag else {}
+            # Etag is always sent, empty for the placeholder, as packageserver sends it.
             return web.Response(
-                body=icon.data, content_type=icon.media_type or None, headers=headers
+                body=icon.data, content_type=icon.media_type or None, headers={"Etag": icon.etag}
             )
         if _wants_table(request.headers.get("Accept", "")):
             return _json(

@@ -147,9 +147,17 @@ def csv_description(csv: Mapping[str, Any]) -> dict[str, Any]:
     annotations = {k: str(v) for k, v in _mapping(metadata.get("annotations")).items()}
     if annotations:
         desc["annotations"] = annotations
-    for field in ("keywords", "nativeApis", "installModes"):
+    for field in ("keywords", "installModes"):
         if _list(spec.get(field)):
             desc[field] = spec[field]
+    # The CSV's `nativeAPIs`, as packageserver's `nativeApis`: GroupVersionKinds, all three
+    # fields written (the core group as "").
+    native = [
+        {k: _text(api.get(k)) for k in ("group", "version", "kind")}
+        for api in map(_mapping, _list(spec.get("nativeAPIs")))
+    ]
+    if native:
+        desc["nativeApis"] = native
     links = [_link(link) for link in _list(spec.get("links"))]
     if links:
         desc["links"] = links

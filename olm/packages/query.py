@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.packages.manifest import API_VERSION, KIND
-from olm.packages.selectors import Requirement, SelectorError, matches, parse_fields
+from olm.packages.selectors import (
+    Requirement,
+    SelectorError,
+    UnsupportedSelector,
+    matches,
+    parse_fields,
+)
 
 GROUP = "packages.operators.coreos.com"
 VERSION = "v1"
@@ -31,6 +37,7 @@ RESOURCE = "packagemanifests"
 ICON_SUBRESOURCE = "icon"
 VERBS = ("get", "list", "watch")
 NAME_FIELD = "metadata.name"
+FIELD_LABELS = (NAME_FIELD, "metadata.namespace")
 
 # olm-py's own placeholder for a package without an icon (a plain grey box).
 DEFAULT_ICON = (
@@ -51,13 +58,24 @@ class Visible:
 
 
 def name_selected(field_selector: str) -> str:
-    """The name a field selector asks for ("" for every name); SelectorError otherwise."""
-    name = ""
-    for field, operator, value in parse_fields(field_selector):
-        if field != NAME_FIELD or operator != "=":
-            raise SelectorError(f"field label not supported: {field}")
-        name = value
-    return name
+    """The name a field selector asks for ("" for every name); SelectorError otherwise.
+
+    As packageserver answers: only `metadata.name` and `metadata.namespace` are fields at all
+    (the API machinery's default field labels); of those, only an exact `metadata.name` (the
+    first one) selects; any other selector is refused naming its first field."""
+    terms = parse_fields(field_selector)
+    for field, _, _ in terms:
+        if field not in FIELD_LABELS:
+            raise SelectorError(
+                f'"{field}" is not a known field selector: only '
+                + ", ".join(f'"{known}"' for known in FIELD_LABELS)
+            )
+    for field, operator, value in terms:
+        if field == NAME_FIELD and operator == "=":
+            return value
+    if terms:
+        raise UnsupportedSelector(f"field label not supported: {terms[0][0]}")
+    return ""
 
 
 def visible(
@@ -305,7 +323,7 @@ def status_error(code: int, reason: str, message: str, name: str = "") -> dict[s
     details: dict[str, Any] = {"group": GROUP, "kind": RESOURCE}
     if name:
         details["name"] = name
-    return {
+    status: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
@@ -315,6 +333,9 @@ def status_error(code: int, reason: str, message: str, name: str = "") -> dict[s
         "details": details,
         "code": code,
     }
+    if not reason:  # an unknown reason: the API machinery writes neither reason nor details
+        del status["reason"], status["details"]
+    return status
 
 
 def not_found(name: str) -> dict[str, Any]:

@@ -4,7 +4,9 @@
 Label selector grammar (apimachinery's `labels.Parse`): requirements joined by commas, each
 `key`, `!key`, `key=value`, `key==value`, `key!=value`, `key in (v1,v2)` or
 `key notin (v1,v2)`. A value may be empty (`key=`). `!=` and `notin` match objects without
-the key. Field selectors: `field=value`, `field==value`, `field!=value`, joined by commas.
+the key. Field selectors as apimachinery's `fields.ParseSelector` reads them (its error
+wording too): `field=value`, `field==value`, `field!=value`, joined by commas, backslash
+escapes in values.
 
 Invariant: a selector that does not parse raises `SelectorError` whose message names the
 fragment and the expected form (the API answers 400 with it); nothing else raises.
@@ -24,7 +26,18 @@ _EXISTS = re.compile(rf"^\s*(!?)\s*({_KEY})\s*$")
 
 
 class SelectorError(ValueError):
-    """A selector that does not parse."""
+    """A selector that does not parse: answered 400 BadRequest."""
+
+    code = 400
+    reason = "BadRequest"
+
+
+class UnsupportedSelector(SelectorError):
+    """A selector that parses but is not served (packageserver's storage refuses it with a
+    plain error, which the API machinery answers as 500 with no reason)."""
+
+    code = 500
+    reason = ""
 
 
 @dataclass(frozen=True)
@@ -85,14 +98,61 @@ def matches(requirements: tuple[Requirement, ...], labels: Mapping[str, str]) ->
     return all(requirement.matches(labels) for requirement in requirements)
 
 
-def parse_fields(text: str) -> tuple[tuple[str, str, str], ...]:
-    """(field, operator, value) of a field selector; operator is `=` or `!=`."""
-    found = []
-    for part in _split(text or ""):
-        m = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(==|!=|=)\s*([^,]*?)\s*$", part)
-        if m is None:
+def _field_terms(text: str) -> list[str]:
+    """Split on commas not escaped by a backslash (apimachinery's `splitTerms`)."""
+    terms, start, escaped = [], 0, False
+    for index, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == ",":
+            terms.append(text[start:index])
+            start = index + 1
+    return [*terms, text[start:]] if text else []
+
+
+def _unescape(value: str) -> str:
+    out, escaped = [], False
+    for char in value:
+        if escaped:
+            if char not in "\\,=":
+                raise SelectorError(f"invalid field selector: invalid escape sequence: \\{char}")
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in ",=":
+            # Go prints the rune as its number (`%v` of a rune).
             raise SelectorError(
-                f'invalid fieldSelector "{part.strip()}": expected field=value or field!=value'
+                f"invalid field selector: unescaped character in value: {ord(char)}"
             )
-        found.append((m.group(1), "!=" if m.group(2) == "!=" else "=", m.group(3)))
+        else:
+            out.append(char)
+    if escaped:
+        raise SelectorError("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
+
+
+def parse_fields(text: str) -> tuple[tuple[str, str, str], ...]:
+    """(field, operator, value) of a field selector, as apimachinery's `fields.ParseSelector`
+    reads it: terms sorted, split at the first `!=`, `==` or `=` (nothing trimmed), values
+    unescaped (`\\\\`, `\\,`, `\\=`); operator is `=` (for `=` and `==`) or `!=`."""
+    found = []
+    for term in sorted(_field_terms(text or "")):
+        if not term:
+            continue
+        split = next(
+            (
+                (term[:i], op, term[i + len(op) :])
+                for i in range(len(term))
+                for op in ("!=", "==", "=")
+                if term.startswith(op, i)
+            ),
+            None,
+        )
+        if split is None:
+            raise SelectorError(f"invalid selector: '{text}'; can't understand '{term}'")
+        field, operator, value = split
+        found.append((field, "!=" if operator == "!=" else "=", _unescape(value)))
     return tuple(found)

@@ -247,3 +247,31 @@ def test_csv_metadata_bundles_are_described_from_the_property() -> None:
 def test_related_images_are_unique() -> None:
     csv = _csv("x.v1", "1.0.0", relatedImages=[{"image": "a"}, {"image": "a"}, {"image": ""}])
     assert related_images(csv) == ["a"]
+
+
+def test_native_apis_are_read_from_the_csvs_native_apis_field() -> None:
+    # The CSV spells it `nativeAPIs`; packageserver writes `nativeApis`, every field of a
+    # GroupVersionKind present (the core group as ""). Found by the parity suite.
+    csv = _csv(
+        "plain.v1.0.0",
+        "1.0.0",
+        nativeAPIs=[{"version": "v1", "kind": "ConfigMap"}, {"group": "apps", "kind": "X", "y": 1}],
+    )
+    package = Package(
+        "plain",
+        "stable",
+        channels={"stable": Channel("stable", "plain", [Entry("plain.v1.0.0")])},
+        bundles={"plain.v1.0.0": _bundle("plain", csv)},
+    )
+    manifest = package_manifest(SOURCE, package)
+    assert manifest is not None
+    desc = manifest["status"]["channels"][0]["currentCSVDesc"]
+    assert desc["nativeApis"] == [
+        {"group": "", "version": "v1", "kind": "ConfigMap"},
+        {"group": "apps", "version": "", "kind": "X"},
+    ]
+    no_native = _csv("plain.v1.0.0", "1.0.0", nativeApis=[{"kind": "Ignored"}])
+    package.bundles["plain.v1.0.0"] = _bundle("plain", no_native)
+    manifest = package_manifest(SOURCE, package)
+    assert manifest is not None
+    assert "nativeApis" not in manifest["status"]["channels"][0]["currentCSVDesc"]

@@ -83,8 +83,54 @@ def test_selectors() -> None:
         ("team-a", "redis", "global")
     ]
     assert query.name_selected("metadata.name=etcd") == "etcd"
-    with pytest.raises(SelectorError, match=r"field label not supported: status\.provider"):
-        query.name_selected("status.provider=x")
+
+
+@pytest.mark.parametrize(
+    ("selector", "name"),
+    [
+        ("", ""),
+        ("metadata.name=etcd", "etcd"),
+        ("metadata.name==etcd", "etcd"),
+        # Another known field beside an exact name: the name selects, the rest is ignored.
+        ("metadata.namespace=x,metadata.name=etcd", "etcd"),
+        (r"metadata.name=a\,b", "a,b"),
+    ],
+)
+def test_field_selectors_select_by_exact_name(selector: str, name: str) -> None:
+    assert query.name_selected(selector) == name
+
+
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        # Worded as packageserver words them (found by the parity suite).
+        (
+            "status.catalogSource=x",
+            '"status.catalogSource" is not a known field selector: only "metadata.name", '
+            '"metadata.namespace"',
+        ),
+        ("metadata.name!=etcd", "field label not supported: metadata.name"),
+        ("metadata.namespace=olm", "field label not supported: metadata.namespace"),
+        # Terms are read in sorted order, nothing trimmed.
+        ("z=1,metadata.name=a", '"z" is not a known field selector'),
+        ("metadata.name =a", '"metadata.name " is not a known field selector'),
+        ("name", "invalid selector: 'name'; can't understand 'name'"),
+        ("metadata.name=a=b", "invalid field selector: unescaped character in value: 61"),
+        (r"metadata.name=a\x", r"invalid field selector: invalid escape sequence: \x"),
+    ],
+)
+def test_field_selectors_refused_as_packageserver_refuses_them(selector: str, message: str) -> None:
+    with pytest.raises(SelectorError) as raised:
+        query.name_selected(selector)
+    assert str(raised.value).startswith(message)
+    # A known field it does not serve: packageserver's storage refuses it with a plain error,
+    # which reaches kubectl as 500 with no reason ("Error from server: ..."); the rest is 400.
+    unsupported = message.startswith("field label not supported")
+    assert (raised.value.code, raised.value.reason) == (
+        (500, "") if unsupported else (400, "BadRequest")
+    )
+    status = query.status_error(raised.value.code, raised.value.reason, str(raised.value))
+    assert ("reason" in status) is not unsupported
 
 
 @pytest.mark.parametrize(
