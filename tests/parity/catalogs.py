@@ -57,11 +57,14 @@ class Package:
     bundles: list[Bundle] = field(default_factory=list)
 
 
-def _properties(package: str, bundle: Bundle) -> list[dict[str, Any]]:
+def bundle_properties(package: str, bundle: Bundle) -> list[dict[str, Any]]:
     properties: list[dict[str, Any]] = [
         {
             "type": "olm.package",
-            "value": {"packageName": package, "version": str(bundle.csv["spec"]["version"])},
+            "value": {
+                "packageName": package,
+                "version": str(bundle.csv["spec"].get("version", "")),
+            },
         }
     ]
     for crd in (o for o in bundle.objects if o.get("kind") == "CustomResourceDefinition"):
@@ -105,7 +108,7 @@ def render(package: Package) -> list[dict[str, Any]]:
             "name": b.name,
             "package": package.name,
             "image": "",
-            "properties": _properties(package.name, b),
+            "properties": bundle_properties(package.name, b),
         }
         for b in package.bundles
     ]

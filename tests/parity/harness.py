@@ -115,9 +115,16 @@ class Side:
         items: list[dict[str, Any]] = json.loads(result.stdout)["items"]
         return items
 
-    def serve_catalog(self, directory: Path, name: str, port: int) -> None:
-        """`opm serve DIRECTORY` on 127.0.0.1:PORT and CatalogSource olm/NAME pointing at it
-        (the same way on both sides; the real OLM needs inline bundles)."""
+    def serve_catalog(
+        self,
+        directory: Path,
+        name: str,
+        port: int,
+        namespace: str = "olm",
+        labels: dict[str, str] | None = None,
+    ) -> None:
+        """`opm serve DIRECTORY` on 127.0.0.1:PORT and CatalogSource NAMESPACE/NAME pointing at
+        it (the same way on both sides; the real OLM needs inline bundles)."""
         log = (self.log_dir / f"opm-{name}.log").open("ab")
         self.extras.append(
             subprocess.Popen(
@@ -140,20 +147,31 @@ class Side:
             {
                 "apiVersion": "operators.coreos.com/v1alpha1",
                 "kind": "CatalogSource",
-                "metadata": {"name": name, "namespace": "olm"},
+                "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
                 "spec": {"sourceType": "grpc", "address": f"127.0.0.1:{port}", "displayName": name},
             }
         )
 
-    def catalog(self, name: str, directory: Path) -> None:
-        """Serve DIRECTORY as CatalogSource olm/NAME (once per side) and wait until READY."""
-        if name not in self.served:
+    def catalog(
+        self,
+        name: str,
+        directory: Path,
+        namespace: str = "olm",
+        labels: dict[str, str] | None = None,
+    ) -> None:
+        """Serve DIRECTORY as CatalogSource NAMESPACE/NAME (once per side) and wait until
+        READY."""
+        if f"{namespace}/{name}" not in self.served:
             with socket.socket() as probe:
                 probe.bind(("127.0.0.1", 0))
                 port = probe.getsockname()[1]
-            self.serve_catalog(directory, name, port)
-            self.served.add(name)
-        wait(lambda: catalog_ready(self, name), 120, f"CatalogSource olm/{name} READY")
+            self.serve_catalog(directory, name, port, namespace, labels)
+            self.served.add(f"{namespace}/{name}")
+        wait(
+            lambda: catalog_ready(self, name, namespace),
+            120,
+            f"CatalogSource {namespace}/{name} READY",
+        )
 
     def stop_extras(self) -> None:
         for process in self.extras:
@@ -214,8 +232,8 @@ def started(side: str, reference: str) -> Iterator[Side]:
 PORT_WAIT = 1200.0
 
 
-def catalog_ready(side: Side, name: str) -> bool:
-    source = side.get("catalogsources.operators.coreos.com", name, "olm") or {}
+def catalog_ready(side: Side, name: str, namespace: str = "olm") -> bool:
+    source = side.get("catalogsources.operators.coreos.com", name, namespace) or {}
     state = ((source.get("status") or {}).get("connectionState") or {}).get("lastObservedState")
     return state == "READY"
 

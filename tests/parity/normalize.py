@@ -34,6 +34,8 @@ Normalization rules (each has a unit test in tests/unit/parity/):
   Events about pods and ReplicaSets (Kubernetes' own) are dropped.
 - A CSV's `status.conditions` history loses its `Installing/InstallWaiting` entries, which
   appear or not depending on when the Deployment's status arrives.
+- A PackageManifest's `currentCSVDesc.relatedImages` are sorted (OLM's packageserver gathers
+  them in a Go map: their order changes from call to call).
 """
 
 from __future__ import annotations
@@ -314,12 +316,27 @@ def _operator_refs(operator: Obj) -> Obj:
     return {**operator, "status": {**status, "components": {**components, "refs": keyed}}}
 
 
+def _related_images_sorted(manifest: Obj) -> Obj:
+    """A PackageManifest with each channel's `currentCSVDesc.relatedImages` sorted."""
+    status = manifest.get("status")
+    if not isinstance(status, dict) or not isinstance(status.get("channels"), list):
+        return manifest
+    channels = []
+    for channel in status["channels"]:
+        desc = channel.get("currentCSVDesc") if isinstance(channel, dict) else None
+        images = desc.get("relatedImages") if isinstance(desc, dict) else None
+        if isinstance(images, list) and all(isinstance(i, str) for i in images):
+            channel = {**channel, "currentCSVDesc": {**desc, "relatedImages": sorted(images)}}
+        channels.append(channel)
+    return {**manifest, "status": {**status, "channels": channels}}
+
+
+_BY_KIND = {"ClusterServiceVersion": _csv_history, "PackageManifest": _related_images_sorted}
+
+
 def normalize(objects: Iterable[Mapping[str, Any]]) -> dict[str, Obj]:
     """One snapshot (objects as the API server returned them) -> normalized objects by key."""
-    items = [
-        _csv_history(dict(o)) if o.get("kind") == "ClusterServiceVersion" else dict(o)
-        for o in objects
-    ]
+    items = [_BY_KIND.get(str(o.get("kind")), dict)(dict(o)) for o in objects]
     events = [
         o
         for o in items

@@ -17,6 +17,7 @@ import yaml
 
 from tests.conftest import REPO, SHARED
 from tests.e2e.stories import minimal_csv
+from tests.parity import packagemanifests as pm
 from tests.parity.catalogs import Bundle, Package, load_manifests, write_catalog
 from tests.parity.harness import Scope, Side, settled, wait
 
@@ -532,6 +533,11 @@ def replace_rings(side: Side) -> Snapshots:
 PHASES_AT_REST = ("Pending", "Failed")  # OLM's and olm-py's answers to a ring
 
 
+def packagemanifests(side: Side) -> Snapshots:
+    """`kubectl get packagemanifests` and its icon subresource (tests/parity/packagemanifests.py)."""
+    return pm.run(side, parity_catalog)
+
+
 SCENARIOS = [
     Scenario("kubectl-story", kubectl_story),
     Scenario("subscription-manual", subscription_manual),
@@ -541,4 +547,5 @@ SCENARIOS = [
     Scenario("crd-upgrade", crd_upgrade),
     Scenario("all-namespaces", all_namespaces),
     Scenario("replace-rings", replace_rings),
+    Scenario("packagemanifests", packagemanifests),
 ]

@@ -534,3 +534,22 @@ def test_operator_refs_are_keyed_by_kind_namespace_and_name() -> None:
     assert [(d.path, d.olm_py) for d in found] == [
         ("status.components.refs.ClusterServiceVersion ns/op.v1", "<absent>")
     ]
+
+
+def test_package_manifest_related_images_are_compared_in_any_order() -> None:
+    # packageserver gathers them in a Go map: another order on every call.
+    def manifest(images: list[str]) -> dict[str, Any]:
+        channel = {"name": "stable", "currentCSVDesc": {"relatedImages": images}}
+        return obj("PackageManifest", "etcd@community", "olm", status={"channels": [channel]})
+
+    a = manifest(["quay.io/b:1", "quay.io/a:1"])
+    b = manifest(["quay.io/a:1", "quay.io/b:1"])
+    key = "PackageManifest olm/etcd@community"
+    assert diff_runs({"p": [a]}, {"p": [b]}) == []
+    desc = one([a], key)["status"]["channels"][0]["currentCSVDesc"]
+    assert desc["relatedImages"] == ["quay.io/a:1", "quay.io/b:1"]
+    # Anything else of the list still counts.
+    c = manifest(["quay.io/a:1"])
+    assert [d.path for d in diff_runs({"p": [a]}, {"p": [c]})] == [
+        "status.channels[name=stable].currentCSVDesc.relatedImages"
+    ]
