@@ -325,7 +325,8 @@ def _related_images_sorted(manifest: Obj) -> Obj:
     for channel in status["channels"]:
         desc = channel.get("currentCSVDesc") if isinstance(channel, dict) else None
         images = desc.get("relatedImages") if isinstance(desc, dict) else None
-        if isinstance(images, list) and all(isinstance(i, str) for i in images):
+        sortable = isinstance(images, list) and all(isinstance(i, str) for i in images)
+        if isinstance(desc, dict) and isinstance(images, list) and sortable:
             channel = {**channel, "currentCSVDesc": {**desc, "relatedImages": sorted(images)}}
         channels.append(channel)
     return {**manifest, "status": {**status, "channels": channels}}
