@@ -99,8 +99,10 @@ class RegistryClient:
         """The whole catalog, as ListBundles + GetPackage show it (what OLM's resolver reads)."""
         catalog = Catalog()
         bundles = self.list_bundles()
+        heads: list[tuple[str, str, str]] = []  # (package, channel, head CSV) from GetPackage
         for name in self.list_packages():
             data = self.get_package(name)
+            heads += [(name, c["name"], c.get("csvName", "")) for c in data.get("channels", [])]
             package = Package(name, default_channel=data.get("defaultChannelName", ""))
             deprecations = []
             if data.get("deprecation"):
@@ -155,4 +157,24 @@ class RegistryClient:
                     entries = (package.deprecations or {}).setdefault("entries", [])
                     entries.append(_deprecated(BUNDLE_SCHEMA, bundle.name, record["deprecation"]))
                     package.deprecations = {"entries": entries}
+        self._head_csvs(catalog, heads)
         return catalog
+
+    def _head_csvs(self, catalog: Catalog, heads: list[tuple[str, str, str]]) -> None:
+        """The CSV of each channel head that ListBundles left out (a registry omits `csvJson`
+        and `object` there for bundles that have an image), asked for one by one with
+        GetBundle, as OLM's packageserver asks for every head: the PackageManifest API shows
+        the heads' CSVs. A head the registry cannot answer for stays without one (its
+        channel is then left out of the package's manifest, as packageserver leaves it)."""
+        for package_name, channel, csv_name in heads:
+            bundle = catalog.packages[package_name].bundles.get(csv_name)
+            if bundle is None or bundle.csv is not None or bundle.csv_json:
+                continue
+            request = pb.GetBundleRequest(
+                pkgName=package_name, channelName=channel, csvName=csv_name
+            )
+            try:
+                served = self._unary("GetBundle", request, pb.Bundle)
+            except (grpc.RpcError, UnreadableAnswer):
+                continue
+            bundle.csv_json = served.csvJson

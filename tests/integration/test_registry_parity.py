@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import subprocess
@@ -23,6 +24,7 @@ from olm.catalog.graph import GraphError, head
 from olm.catalog.model import Catalog
 from olm.catalog.samples import CATALOG
 from olm.devcluster.build import ensure_binaries
+from olm.packages.manifest import package_manifests
 from olm.registry import registry_pb2 as pb
 from olm.registry.client import RegistryClient
 from olm.registry.index import RegistryIndex
@@ -276,3 +278,61 @@ def test_render_matches_opm_render(opm: Path, path: Path) -> None:
     theirs = blobs([str(opm), "render", str(path), "-o", "json"])
     ours = blobs([sys.executable, "-m", "olm.cli", "catalog", "render", str(path), "-o", "json"])
     assert ours == theirs
+
+
+def _image_bundle_catalog(root: Path) -> Path:
+    """One package whose bundles have an image and their CSV inline: `opm serve` leaves the
+    CSV out of ListBundles for such bundles (answering it only to GetBundle)."""
+    docs: list[dict[str, Any]] = [
+        {"schema": "olm.package", "name": "imaged", "defaultChannel": "stable"},
+        {
+            "schema": "olm.channel",
+            "package": "imaged",
+            "name": "stable",
+            "entries": [
+                {"name": "imaged.v1.0.0"},
+                {"name": "imaged.v1.1.0", "replaces": "imaged.v1.0.0"},
+            ],
+        },
+    ]
+    for version in ("1.0.0", "1.1.0"):
+        csv = {
+            "apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "ClusterServiceVersion",
+            "metadata": {"name": f"imaged.v{version}"},
+            "spec": {"version": version, "displayName": "Imaged", "provider": {"name": "Us"}},
+        }
+        data = base64.b64encode(json.dumps(csv).encode()).decode()
+        docs.append(
+            {
+                "schema": "olm.bundle",
+                "package": "imaged",
+                "name": f"imaged.v{version}",
+                "image": f"registry.invalid/imaged-bundle:{version}",
+                "properties": [
+                    {"type": "olm.package", "value": {"packageName": "imaged", "version": version}},
+                    {"type": "olm.bundle.object", "value": {"data": data}},
+                ],
+            }
+        )
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "catalog.json").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    return root
+
+
+def test_package_manifests_of_a_served_catalog_have_their_heads_csvs(
+    opm: Path, tmp_path: Path
+) -> None:
+    # Found by the PackageManifest benchmark: a catalog of image bundles read over gRPC had no
+    # CSVs (ListBundles omits them), so `kubectl get packagemanifests` listed none of it.
+    path = _image_bundle_catalog(tmp_path / "catalog")
+    theirs = Served(opm, path, tmp_path)
+    try:
+        listed = {b["csvName"]: b for b in theirs.client.list_bundles()}
+        assert listed["imaged.v1.1.0"].get("csvJson", "") == ""  # what makes the read needed
+        source = {"metadata": {"name": "c", "namespace": "olm"}, "spec": {}}
+        served = package_manifests(source, theirs.client.catalog())
+        assert served == package_manifests(source, load(path))
+        assert [m["status"]["channels"][0]["currentCSV"] for m in served] == ["imaged.v1.1.0"]
+    finally:
+        theirs.close()
