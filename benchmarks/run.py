@@ -18,6 +18,7 @@ from benchmarks import (
     image_catalog,
     olm_install,
     olm_operator,
+    packagemanifests,
     reference_olm,
     resolution,
 )
@@ -50,6 +51,7 @@ BENCHMARKS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "olm_install": olm_install.run,
     "image_catalog": image_catalog.run,
     "reference_olm": reference_olm.run,
+    "packagemanifests": packagemanifests.run,
 }
 
 
