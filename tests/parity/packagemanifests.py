@@ -4,10 +4,11 @@ OLM v0.38 (its packageserver, run as its chart runs it) and on olm-py (`olm run`
 Catalogs, the same on both sides: olm/samples (both sides serve it at start), olm/parity (the
 suite's parity catalog), olm/parity-pm (the showcase catalog below: an icon, three channels, a
 deprecated package, channel and bundle, provider URL, keywords, links, maintainers, owned and
-required CRDs, an owned API service, native APIs, related images, arch/os labels, a CSV without
-a version), and the same showcase catalog again as a namespace's own catalog,
-parity-pm/own (with labels of its own, which packageserver copies onto its manifests). There is
-no image catalog: the real OLM cannot start a registry pod on kwok (docs/parity.md).
+required CRDs, an owned API service, native APIs, related images, arch/os labels, a CSV
+without a version; and a package whose bundles have an image, whose CSVs a registry answers
+to GetBundle only), and the same showcase catalog again as a namespace's own catalog,
+parity-pm/own (with labels of its own, which packageserver copies onto its manifests). There
+is no image catalog: the real OLM cannot start a registry pod on kwok (docs/parity.md).
 
 Points (each a snapshot of the suite's usual shape):
 - `list-all`: `kubectl get packagemanifests -A -o json`, every item;
@@ -46,14 +47,15 @@ API = "/apis/packages.operators.coreos.com/v1"
 NAMESPACE = "parity-pm"
 SHOWCASE = "pm-showcase"
 PLAIN = "pm-plain"
+IMAGED = "pm-imaged"
 GLOBAL_CATALOG, OWN_CATALOG = "parity-pm", "own"
 PLAIN_PROVIDER = "Plain"
 OWN_LABELS = {"team": "parity", "catalog-tier": "own"}
 EXPECTED = {  # catalog -> packages it lists (both sides wait for all of them)
     "samples": {"memcached-operator", "memcached-dashboard"},
     "parity": {"widget-operator", "deployment-validation-operator"},
-    GLOBAL_CATALOG: {SHOWCASE, PLAIN},
-    OWN_CATALOG: {SHOWCASE, PLAIN},
+    GLOBAL_CATALOG: {SHOWCASE, PLAIN, IMAGED},
+    OWN_CATALOG: {SHOWCASE, PLAIN, IMAGED},
 }
 TIMEOUT = 180.0
 # A 1x1 PNG and a small SVG: the first icon is the one the icon subresource serves.
@@ -223,8 +225,16 @@ def plain_csv() -> dict[str, Any]:
     }
 
 
+def imaged_csv(version: str) -> dict[str, Any]:
+    """A CSV of a bundle that has an image (served by GetBundle only)."""
+    csv = plain_csv()
+    csv["metadata"] = {"name": f"{IMAGED}.v{version}"}
+    csv["spec"] = {**csv["spec"], "displayName": "Imaged", "version": version}
+    return csv
+
+
 def _bundle(
-    package: str, csv: dict[str, Any], version: str, *more: dict[str, Any]
+    package: str, csv: dict[str, Any], version: str, *more: dict[str, Any], image: str = ""
 ) -> dict[str, Any]:
     objects = [csv, *more]
     properties = bundle_properties(package, Bundle(objects))
@@ -233,13 +243,13 @@ def _bundle(
         "schema": "olm.bundle",
         "name": csv["metadata"]["name"],
         "package": package,
-        "image": "",
+        "image": image,
         "properties": properties,
     }
 
 
 def showcase_documents() -> list[dict[str, Any]]:
-    """The FBC documents of the showcase catalog (pm-showcase and pm-plain)."""
+    """The FBC documents of the showcase catalog (pm-showcase, pm-plain, pm-imaged)."""
     crd = _crd("showcases", "pm.example.com", "Showcase")
     name = {v: f"{SHOWCASE}.v{v}" for v in ("0.9.0", "1.0.0", "1.1.0", "2.0.0")}
     docs: list[dict[str, Any]] = [
@@ -291,6 +301,21 @@ def showcase_documents() -> list[dict[str, Any]]:
             "entries": [{"name": f"{PLAIN}.v0.1.0"}],
         },
         _bundle(PLAIN, plain_csv(), "0.1.0"),
+        # Bundles with an image: a registry leaves their CSV out of ListBundles.
+        {"schema": "olm.package", "name": IMAGED, "defaultChannel": "stable"},
+        {
+            "schema": "olm.channel",
+            "package": IMAGED,
+            "name": "stable",
+            "entries": [
+                {"name": f"{IMAGED}.v1.0.0"},
+                {"name": f"{IMAGED}.v1.1.0", "replaces": f"{IMAGED}.v1.0.0"},
+            ],
+        },
+        *(
+            _bundle(IMAGED, imaged_csv(v), v, image=f"registry.invalid/{IMAGED}-bundle:{v}")
+            for v in ("1.0.0", "1.1.0")
+        ),
     ]
     replaces = {"1.1.0": name["1.0.0"], "2.0.0": name["1.1.0"]}
     for version in name:
