@@ -9,7 +9,9 @@ Routes (what the kube-aggregator forwards, and what it asks for discovery):
 
 Invariants: every API request is authenticated as the front proxy's user and authorized by a
 SubjectAccessReview (olm.apiserver.auth) before anything is read; answers are built by the
-pure olm.packages.query from a snapshot of the catalogs (`Catalogs`); the serving certificate
+pure olm.packages.query from a snapshot of the catalogs (`Catalogs`), a list's encoded answer
+kept for the same request while that snapshot is current (olm.packages.answers); the serving
+certificate
 is replaced in place (`reload`), so rotation needs no restart; the server runs its own event
 loop in a thread of its own, and never blocks `olm run`'s workers.
 """
@@ -37,6 +39,7 @@ from olm.apiserver.auth import (
     proxied_user,
 )
 from olm.packages import query
+from olm.packages.answers import Answers
 from olm.packages.selectors import SelectorError, parse_labels
 
 log = logging.getLogger("olm.apiserver")
@@ -53,12 +56,12 @@ class Catalogs(Protocol):
     def snapshot(self) -> tuple[int, Sequence[query.Visible]]: ...
 
 
+def _encode(body: Any) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
 def _json(body: Any, status: int = 200) -> web.Response:
-    return web.Response(
-        body=json.dumps(body, separators=(",", ":")).encode(),
-        status=status,
-        content_type="application/json",
-    )
+    return web.Response(body=_encode(body), status=status, content_type="application/json")
 
 
 def _error(code: int, reason: str, message: str, name: str = "") -> web.Response:
@@ -94,6 +97,7 @@ class PackageServer:
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
         self._failure: BaseException | None = None
+        self.answers = Answers()  # encoded list answers of the current snapshot
 
     # -- certificates --------------------------------------------------------------------
 
@@ -177,10 +181,25 @@ class PackageServer:
         include = request.query.get("includeObject", "Metadata")
         if watch:
             return await self._watch(request, items, table, include)
-        _, found = await asyncio.get_running_loop().run_in_executor(None, items)
-        if table:
-            return _json(query.table(found, _now(), include))
-        return _json(query.manifest_list(found))
+
+        def answer() -> bytes:
+            """The encoded list, kept for the same request while the catalogs are unchanged."""
+            now = _now()
+            version, catalogs = self.catalogs.snapshot()
+            ages = query.catalog_ages(catalogs, now) if table else ()
+            key = (namespace, labels, name, table, include, ages)
+            body = self.answers.get(version, key)
+            if body is None:
+                found = query.visible(
+                    catalogs, namespace, self.catalogs.global_namespace, labels, name
+                )
+                content = query.table(found, now, include) if table else query.manifest_list(found)
+                body = _encode(content)
+                self.answers.put(version, key, body)
+            return body
+
+        body = await asyncio.get_running_loop().run_in_executor(None, answer)
+        return web.Response(body=body, content_type="application/json")
 
     async def _watch(
         self,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -215,11 +214,18 @@ def _row_object(manifest: Mapping[str, Any], include: str) -> dict[str, Any] | N
         return None
     if include == "Object":
         return dict(manifest)
+    meta = manifest["metadata"]
     return {
         "kind": "PartialObjectMetadata",
         "apiVersion": "meta.k8s.io/v1",
-        "metadata": copy.deepcopy(dict(manifest["metadata"])),
+        "metadata": {**meta, "labels": dict(meta.get("labels") or {})},
     }
+
+
+def catalog_ages(catalogs: Iterable[Visible], now: datetime.datetime) -> tuple[str, ...]:
+    """The AGE cell of each catalog's manifests (all of a catalog's manifests carry its
+    CatalogSource's creationTimestamp): what a Table depends on besides the manifests."""
+    return tuple(age(c.manifests[0], now) if c.manifests else "" for c in catalogs)
 
 
 def table(
@@ -227,12 +233,16 @@ def table(
 ) -> dict[str, Any]:
     """The `meta.k8s.io/v1` Table `kubectl get` asks for (`Accept: ...;as=Table`)."""
     rows = []
+    ages: dict[Any, str] = {}  # by creationTimestamp: one parse per catalog, not per row
     for manifest in items:
+        created = manifest["metadata"].get("creationTimestamp")
+        if created not in ages:
+            ages[created] = age(manifest, now)
         row: dict[str, Any] = {
             "cells": [
                 manifest["metadata"]["name"],
                 manifest["status"].get("catalogSourceDisplayName", ""),
-                age(manifest, now),
+                ages[created],
             ]
         }
         obj = _row_object(manifest, include)
