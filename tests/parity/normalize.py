@@ -32,10 +32,10 @@ Normalization rules (each has a unit test in tests/unit/parity/):
 - Events about OLM's kinds are reduced to one `EventReasons` object per involved object: the
   sorted distinct (type, reason) pairs (OLM aggregates repeated Events, olm-py records each);
   Events about pods and ReplicaSets (Kubernetes' own) are dropped.
-- A CSV's `status.conditions` history loses its `Installing/InstallWaiting` entries, which
-  appear or not depending on when the Deployment's status arrives.
-- A PackageManifest's `currentCSVDesc.relatedImages` are sorted (OLM's packageserver gathers
-  them in a Go map: their order changes from call to call).
+- Per kind, first (tests/parity/reshape.py): a CSV's `status.conditions` history loses its
+  `Installing/InstallWaiting` entries, which appear or not depending on when the Deployment's
+  status arrives; a PackageManifest's `currentCSVDesc.relatedImages` are sorted (OLM's
+  packageserver gathers them in a Go map: their order changes from call to call).
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from tests.parity.reshape import BY_KIND
 
 Obj = dict[str, Any]
 
@@ -273,28 +275,6 @@ def _event_reasons(events: list[Obj]) -> list[Obj]:
     ]
 
 
-def _csv_history(csv: Obj) -> Obj:
-    """A CSV's `status.conditions` (its phase history) without the timing-dependent
-    `Installing/InstallWaiting` entries (written or not depending on when the Deployment's
-    status arrives), consecutive repeats collapsed."""
-    status = csv.get("status")
-    if not isinstance(status, dict) or not isinstance(status.get("conditions"), list):
-        return csv
-    history: list[Any] = []
-    for entry in status["conditions"]:
-        if isinstance(entry, dict) and entry.get("reason") == "InstallWaiting":
-            continue
-        same = (
-            history
-            and isinstance(entry, dict)
-            and (history[-1].get("phase"), history[-1].get("reason"))
-            == (entry.get("phase"), entry.get("reason"))
-        )
-        if not same:
-            history.append(entry)
-    return {**csv, "status": {**status, "conditions": history}}
-
-
 def _operator_refs(operator: Obj) -> Obj:
     """An Operator's `status.components.refs` keyed by "Kind namespace/name" (as object keys
     read), so that a component present on one side only is one difference, not a shift of
@@ -316,28 +296,9 @@ def _operator_refs(operator: Obj) -> Obj:
     return {**operator, "status": {**status, "components": {**components, "refs": keyed}}}
 
 
-def _related_images_sorted(manifest: Obj) -> Obj:
-    """A PackageManifest with each channel's `currentCSVDesc.relatedImages` sorted."""
-    status = manifest.get("status")
-    if not isinstance(status, dict) or not isinstance(status.get("channels"), list):
-        return manifest
-    channels = []
-    for channel in status["channels"]:
-        desc = channel.get("currentCSVDesc") if isinstance(channel, dict) else None
-        images = desc.get("relatedImages") if isinstance(desc, dict) else None
-        sortable = isinstance(images, list) and all(isinstance(i, str) for i in images)
-        if isinstance(desc, dict) and isinstance(images, list) and sortable:
-            channel = {**channel, "currentCSVDesc": {**desc, "relatedImages": sorted(images)}}
-        channels.append(channel)
-    return {**manifest, "status": {**status, "channels": channels}}
-
-
-_BY_KIND = {"ClusterServiceVersion": _csv_history, "PackageManifest": _related_images_sorted}
-
-
 def normalize(objects: Iterable[Mapping[str, Any]]) -> dict[str, Obj]:
     """One snapshot (objects as the API server returned them) -> normalized objects by key."""
-    items = [_BY_KIND.get(str(o.get("kind")), dict)(dict(o)) for o in objects]
+    items = [BY_KIND.get(str(o.get("kind")), dict)(dict(o)) for o in objects]
     events = [
         o
         for o in items
