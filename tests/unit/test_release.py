@@ -4,6 +4,7 @@ advice read from a failed push. Pure; the pushes themselves are tests/e2e/test_r
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -164,11 +165,15 @@ def test_failure_lines_prefer_the_tools_error_lines() -> None:
 
 def test_the_make_target_runs_olm_dev_release_with_its_variables() -> None:
     def dry_run(*variables: str) -> str:
+        # Under another make (`make test`, `make test-busy`) the inherited MAKEFLAGS would add
+        # "Entering/Leaving directory" lines: this make stands alone.
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
         result = subprocess.run(
-            ["make", "-n", "-s", "-C", str(REPO), "release", *variables],
+            ["make", "-n", "-s", "--no-print-directory", "-C", str(REPO), "release", *variables],
             capture_output=True,
             text=True,
             check=True,
+            env=env,
         )
         return result.stdout.strip().splitlines()[-1]
 
