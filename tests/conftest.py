@@ -258,26 +258,32 @@ KubectlOperator = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="session")
-def kubectl_operator(control_plane: ControlPlane) -> KubectlOperator:
+def kubectl_operator(
+    control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory
+) -> KubectlOperator:
     """`kubectl operator ARGS...` against the test cluster, as OLM users run it: kubectl finds
     the kubectl-operator v0.6.0 plugin (built or reused by `make kubectl-operator`) on PATH.
-    Returns the finished process; `check=True` (the default) fails the test on a non-zero
-    exit, showing the output."""
+    `env` adds variables (SSL_CERT_FILE for `catalog add`). It runs in a directory of its own:
+    `catalog add` makes and then removes `./cache` in its working directory. Returns the
+    finished process; `check=True` (the default) fails the test on a non-zero exit, showing
+    the output."""
     from olm.devcluster.tools import ensure_kubectl_operator
 
     plugin_dir = ensure_kubectl_operator(Progress()).parent
+    workdir = tmp_path_factory.mktemp("kubectl-operator")
 
     def run(
-        *args: str, check: bool = True, timeout: float = 120
+        *args: str, check: bool = True, timeout: float = 120, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
-        env = control_plane.env()
-        env["PATH"] = f"{plugin_dir}{os.pathsep}{env.get('PATH', '')}"
+        environment = {**control_plane.env(), **(env or {})}
+        environment["PATH"] = f"{plugin_dir}{os.pathsep}{environment.get('PATH', '')}"
         result = subprocess.run(
             [str(control_plane.bin_dir / "kubectl"), "operator", *args],
             capture_output=True,
             text=True,
-            env=env,
+            env=environment,
             timeout=timeout,
+            cwd=workdir,
         )
         if check and result.returncode != 0:
             raise AssertionError(

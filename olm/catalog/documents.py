@@ -6,6 +6,9 @@ these, so they are decided once, here:
   (`Bundle.csv_json`, kept when a catalog is read over gRPC); else one synthesized from the
   `olm.csv.metadata` property, as opm does for bundles known by image only. None when the
   catalog has nothing to say.
+- `csv_metadata`: the other way round, the `olm.csv.metadata` property `opm render` writes for a
+  bundle image's CSV (its metadata's annotations and labels, and the spec fields a catalog
+  shows), so a catalog of bundles by image still describes them.
 - `deprecation`: the message of the `olm.deprecations` entry for a package, a channel or a
   bundle, as `{"message": ...}`, or None.
 
@@ -22,6 +25,27 @@ from olm.catalog.model import Bundle, Package
 PACKAGE_SCHEMA = "olm.package"
 CHANNEL_SCHEMA = "olm.channel"
 BUNDLE_SCHEMA = "olm.bundle"
+CSV_METADATA = "olm.csv.metadata"
+# The CSV spec fields operator-registry's property.CSVMetadata keeps (by their JSON names).
+CSV_METADATA_SPEC_FIELDS = (
+    "apiservicedefinitions",
+    "customresourcedefinitions",
+    "description",
+    "displayName",
+    "installModes",
+    "keywords",
+    "links",
+    "maintainers",
+    "maturity",
+    "minKubeVersion",
+    "nativeAPIs",
+    "provider",
+)
+# JSON names in the property that differ from the CSV's.
+_RENAMED = {
+    "apiservicedefinitions": "apiServiceDefinitions",
+    "customresourcedefinitions": "crdDescriptions",
+}
 
 
 def deprecation(package: Package, schema: str, name: str = "") -> dict[str, str] | None:
@@ -46,10 +70,11 @@ def bundle_csv(package: Package, bundle: Bundle) -> dict[str, Any] | None:
         except ValueError:
             return None
         return served if isinstance(served, dict) else None
-    metadata = next(iter(bundle.props("olm.csv.metadata")), None)
+    metadata = next(iter(bundle.props(CSV_METADATA)), None)
     if not isinstance(metadata, dict):
         return None
-    spec = {k: v for k, v in metadata.items() if k not in ("annotations", "labels")}
+    back = {v: k for k, v in _RENAMED.items()}
+    spec = {back.get(k, k): v for k, v in metadata.items() if k not in ("annotations", "labels")}
     spec.update(
         version=bundle.version,
         install={"strategy": "deployment"},
@@ -68,3 +93,18 @@ def bundle_csv(package: Package, bundle: Bundle) -> dict[str, Any] | None:
         },
         "spec": spec,
     }
+
+
+def csv_metadata(csv: dict[str, Any]) -> dict[str, Any]:
+    """The `olm.csv.metadata` property value for a CSV: what `bundle_csv` reads back."""
+    meta = csv.get("metadata") if isinstance(csv.get("metadata"), dict) else {}
+    spec = csv.get("spec") if isinstance(csv.get("spec"), dict) else {}
+    value: dict[str, Any] = {
+        _RENAMED.get(field, field): spec[field]
+        for field in CSV_METADATA_SPEC_FIELDS
+        if spec.get(field) not in (None, "", [], {})
+    }
+    for field in ("annotations", "labels"):
+        if meta.get(field):
+            value[field] = meta[field]
+    return value

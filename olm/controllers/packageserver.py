@@ -34,6 +34,7 @@ from olm.apiserver.server import PackageServer
 from olm.controllers.catalogsource import CatalogCache
 from olm.controllers.store import Store
 from olm.install import certs
+from olm.installplan.objects import contains
 from olm.kube.errors import GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
 from olm.packages import registration
@@ -198,7 +199,7 @@ class Registration:
         """The object as the cluster has it, applied first unless it already is as wanted."""
         meta = wanted["metadata"]
         found = self._get(wanted["apiVersion"], wanted["kind"], meta.get("namespace"), meta["name"])
-        if found is not None and _contains(found, wanted):
+        if found is not None and contains(found, wanted):
             return dict(found)
         return self.gateway.apply(wanted)
 
@@ -226,12 +227,3 @@ class Registration:
                 self.gateway.delete(api_version, kind, namespace, name)
             except GatewayError as exc:
                 log.warning("removing %s %s: %s", kind, name, exc)
-
-
-def _contains(found: Any, wanted: Any) -> bool:
-    """Whether every field of `wanted` has the same value in `found`."""
-    if isinstance(wanted, dict):
-        return isinstance(found, dict) and all(
-            _contains(found.get(k), v) for k, v in wanted.items()
-        )
-    return bool(found == wanted)

@@ -181,6 +181,9 @@ class DevCluster:
                 elif name == registry.REGISTRY and data.get("registry"):
                     port = int(str(data["registry"]).rsplit(":", 1)[1])
                     healthy, detail = registry.healthy(port)
+                elif name == registry.REGISTRY_TLS and data.get("registry_tls"):
+                    port = int(str(data["registry_tls"]).rsplit(":", 1)[1])
+                    healthy, detail = registry.healthy(port, ca=Path(data["registry_ca"]))
                 elif name in reference_checks:
                     healthy, detail = reference_checks[name]()
                 else:
@@ -197,6 +200,9 @@ class DevCluster:
         data = self._load() or {}
         if data.get("registry"):
             env[registry.REGISTRY_ENV] = str(data["registry"])
+        if data.get("registry_tls"):
+            env[registry.REGISTRY_TLS_ENV] = str(data["registry_tls"])
+            env[registry.REGISTRY_CA_ENV] = str(data["registry_ca"])
         if data.get("samples_image"):
             env[registry.SAMPLES_IMAGE_ENV] = str(data["samples_image"])
         reference_info = data.get(REFERENCE_KEY)
@@ -348,41 +354,29 @@ class DevCluster:
         self._save(record)
 
     def _start_registry(self, record: dict[str, Any], layout: Layout) -> None:
-        """The local OCI registry (olm/devcluster/registry.py). The cluster works without it:
-        a registry that cannot be installed or started is a warning, not a failed `up`."""
+        """The local OCI registry (olm/devcluster/registry.py), plain HTTP, then its TLS
+        listener over the same storage. The cluster works without them: a registry that cannot
+        be installed or started is a warning, not a failed `up`."""
         try:
             binary = registry.ensure_registry_binary()
         except registry.RegistryUnavailable as exc:
             self.progress.say(f"No local image registry: {exc}")
             return
-        port = free_ports(1)[0]
         storage = layout.state_dir / "registry"
         storage.mkdir(exist_ok=True)
-        config_path = layout.state_dir / "registry.json"
-        config_path.write_text(registry.config(storage, port))
-        self.progress.say(f"Starting {registry.REGISTRY}")
-        try:
-            _, proc = spawn(
-                registry.REGISTRY, registry.argv(binary, config_path), layout.log(registry.REGISTRY)
-            )
-        except SpawnError as exc:
-            self.progress.say(f"No local image registry: {exc}")
+        address = self._spawn_registry(record, layout, binary, storage, None)
+        if address is None:
             return
-        record["processes"].append(proc.to_json())
+        record["registry"] = address
         self._save(record)
-        ok, detail = _wait_for(
-            lambda: registry.healthy(port), timeout=20, alive=lambda: is_running(proc)
+        keys = pki.Pki.of(layout.pki_dir)
+        tls = self._spawn_registry(
+            record, layout, binary, storage, (keys.registry_cert, keys.registry_key)
         )
-        if not ok:
-            stop(proc)
-            self.progress.say(
-                f"No local image registry: it did not start ({detail}); see "
-                f"{layout.log(registry.REGISTRY)}"
-            )
-            return
-        record["registry"] = f"{LOOPBACK}:{port}"
-        self._save(record)
-        self.progress.say(f"{registry.REGISTRY} is healthy at {LOOPBACK}:{port}")
+        if tls is not None:
+            record["registry_tls"] = tls
+            record["registry_ca"] = str(keys.ca_cert)
+            self._save(record)
         samples, problem = registry.try_publish_samples(
             record["registry"], layout.state_dir / "images"
         )
@@ -392,6 +386,42 @@ class DevCluster:
         record["samples_image"] = samples
         self._save(record)
         self.progress.say(f"Published the samples catalog and its bundles as {samples}")
+
+    def _spawn_registry(
+        self,
+        record: dict[str, Any],
+        layout: Layout,
+        binary: Path,
+        storage: Path,
+        tls: tuple[Path, Path] | None,
+    ) -> str | None:
+        """One docker-registry over `storage` (TLS with `tls` = (cert, key)): its address once
+        healthy, or None after saying why it is missing."""
+        name = registry.REGISTRY if tls is None else registry.REGISTRY_TLS
+        port = free_ports(1)[0]
+        config_path = layout.state_dir / f"{name}.json"
+        config_path.write_text(registry.config(storage, port, tls))
+        self.progress.say(f"Starting {name}")
+        try:
+            _, proc = spawn(name, registry.argv(binary, config_path), layout.log(name))
+        except SpawnError as exc:
+            self.progress.say(f"No local image registry ({name}): {exc}")
+            return None
+        record["processes"].append(proc.to_json())
+        self._save(record)
+        ca = None if tls is None else pki.Pki.of(layout.pki_dir).ca_cert
+        ok, detail = _wait_for(
+            lambda: registry.healthy(port, ca=ca), timeout=20, alive=lambda: is_running(proc)
+        )
+        if not ok:
+            stop(proc)
+            self.progress.say(
+                f"No local image registry ({name}): it did not start ({detail}); see "
+                f"{layout.log(name)}"
+            )
+            return None
+        self.progress.say(f"{name} is healthy at {LOOPBACK}:{port}")
+        return f"{LOOPBACK}:{port}"
 
     def _await_component(
         self,

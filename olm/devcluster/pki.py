@@ -1,7 +1,9 @@
 """Certificates for the local control plane: one CA, a serving cert, an admin client cert.
 
 Invariants: everything is generated fresh per cluster into its state directory; the serving
-certificate is valid for 127.0.0.1 and localhost only; the admin user is in system:masters.
+certificates (the apiserver's, the local registry's TLS listener) are valid for 127.0.0.1 and
+localhost; the admin user is in system:masters. Clients that must trust the local registry (the
+`kubectl operator` plugin reads SSL_CERT_FILE) are given `ca.crt`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,26 @@ class Pki:
     front_proxy_key: Path
     service_account_key: Path
     service_account_pub: Path
+    registry_cert: Path
+    registry_key: Path
+
+    @classmethod
+    def of(cls, directory: Path) -> Pki:
+        """The paths `generate` writes in `directory` (nothing is read or written)."""
+        return cls(
+            ca_cert=directory / "ca.crt",
+            ca_key=directory / "ca.key",
+            serving_cert=directory / "apiserver.crt",
+            serving_key=directory / "apiserver.key",
+            admin_cert=directory / "admin.crt",
+            admin_key=directory / "admin.key",
+            front_proxy_cert=directory / "front-proxy.crt",
+            front_proxy_key=directory / "front-proxy.key",
+            service_account_key=directory / "sa.key",
+            service_account_pub=directory / "sa.pub",
+            registry_cert=directory / "registry.crt",
+            registry_key=directory / "registry.key",
+        )
 
 
 def _write_key(path: Path, key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> None:
@@ -104,18 +126,7 @@ def _signed(
 def generate(directory: Path) -> Pki:
     """Create a CA, an apiserver serving cert, an admin client cert and the SA signing key."""
     directory.mkdir(parents=True, exist_ok=True)
-    pki = Pki(
-        ca_cert=directory / "ca.crt",
-        ca_key=directory / "ca.key",
-        serving_cert=directory / "apiserver.crt",
-        serving_key=directory / "apiserver.key",
-        admin_cert=directory / "admin.crt",
-        admin_key=directory / "admin.key",
-        front_proxy_cert=directory / "front-proxy.crt",
-        front_proxy_key=directory / "front-proxy.key",
-        service_account_key=directory / "sa.key",
-        service_account_pub=directory / "sa.pub",
-    )
+    pki = Pki.of(directory)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = _name("olm-py-dev-ca")
     ca_cert = _signed(ca_name, ca_key.public_key(), ca_name, ca_key, is_ca=True)
@@ -164,6 +175,19 @@ def generate(directory: Path) -> Pki:
     )
     _write_key(pki.front_proxy_key, proxy_key)
     _write_cert(pki.front_proxy_cert, proxy)
+
+    # The local registry's TLS listener (olm/devcluster/registry.py): loopback names only.
+    registry_key = ec.generate_private_key(ec.SECP256R1())
+    registry = _signed(
+        _name("olm-py-registry"),
+        registry_key.public_key(),
+        ca_name,
+        ca_key,
+        usages=[ExtendedKeyUsageOID.SERVER_AUTH],
+        sans=[x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")],
+    )
+    _write_key(pki.registry_key, registry_key)
+    _write_cert(pki.registry_cert, registry)
 
     # Service-account tokens are signed with RSA, the algorithm every component accepts.
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)

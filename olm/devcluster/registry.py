@@ -2,6 +2,11 @@
 `docker-registry` (distribution 2.8) on 127.0.0.1:<free port>, storage in the cluster's state
 directory, plain HTTP (loopback only). `olm dev env` names it as OLM_REGISTRY=127.0.0.1:PORT.
 
+A second docker-registry serves the same storage over TLS (`registry-tls`, OLM_REGISTRY_TLS),
+its certificate signed by the cluster's CA (OLM_REGISTRY_CA): for clients that speak HTTPS only,
+such as `kubectl operator catalog add` (docs/kubectl-operator.md). An image pushed to either is
+pulled from both; distribution keeps no cache in memory here, so the two never disagree.
+
 `ensure_registry_binary` installs the Debian package when it is missing (apt-get, as the other
 install steps of this project do); `config` is pure.
 
@@ -16,6 +21,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import ssl
 import subprocess
 import urllib.error
 import urllib.request
@@ -24,12 +30,16 @@ from typing import Any
 
 import yaml
 
+from olm.catalog.documents import CSV_METADATA, bundle_csv, csv_metadata
 from olm.catalog.model import Bundle, Catalog, Package
 from olm.devcluster.ports import LOOPBACK
 from olm.image.build import Image, scratch_image
 
 REGISTRY = "registry"
 REGISTRY_ENV = "OLM_REGISTRY"
+REGISTRY_TLS = "registry-tls"
+REGISTRY_TLS_ENV = "OLM_REGISTRY_TLS"
+REGISTRY_CA_ENV = "OLM_REGISTRY_CA"
 BINARY_NAME = "docker-registry"
 DEBIAN_PACKAGE = "docker-registry"
 APT_INSTALL = [
@@ -47,6 +57,11 @@ SAMPLES_IMAGE_ENV = "OLM_SAMPLES_IMAGE"
 SAMPLES_CATALOG_REPOSITORY = "olm-py/samples-catalog"
 SAMPLES_TAG = "latest"
 CATALOG_LABEL = "operators.operatorframework.io.index.configs.v1"
+# What `kubectl operator catalog add` reads for the CatalogSource's displayName and publisher.
+DISPLAY_NAME_LABEL = "alpha.operators.operatorframework.io.index.display-name.v1"
+PUBLISHER_LABEL = "alpha.operators.operatorframework.io.index.publisher.v1"
+SAMPLES_DISPLAY_NAME = "olm-py samples"
+SAMPLES_PUBLISHER = "olm-py"
 CATALOG_ROOT = "configs"
 BUNDLE_ANNOTATION = "operators.operatorframework.io.bundle."
 BUNDLE_OBJECT = "olm.bundle.object"
@@ -88,15 +103,18 @@ def ensure_registry_binary(install: bool = True) -> Path:
     return found
 
 
-def config(storage: Path, port: int) -> str:
+def config(storage: Path, port: int, tls: tuple[Path, Path] | None = None) -> str:
     """docker-registry's configuration (JSON is YAML): filesystem storage, deletes allowed,
-    listening on 127.0.0.1 only."""
+    listening on 127.0.0.1 only; over TLS with `tls` = (certificate, key)."""
+    http: dict[str, Any] = {"addr": f"{LOOPBACK}:{port}", "secret": "olm-py-dev"}
+    if tls is not None:
+        http["tls"] = {"certificate": str(tls[0]), "key": str(tls[1])}
     return json.dumps(
         {
             "version": 0.1,
             "log": {"level": "warn", "accesslog": {"disabled": True}},
             "storage": {"filesystem": {"rootdirectory": str(storage)}, "delete": {"enabled": True}},
-            "http": {"addr": f"{LOOPBACK}:{port}", "secret": "olm-py-dev"},
+            "http": http,
         },
         indent=2,
     )
@@ -106,10 +124,15 @@ def argv(binary: Path, config_path: Path) -> list[str]:
     return [str(binary), "serve", str(config_path)]
 
 
-def healthy(port: int, timeout: float = 1.0) -> tuple[bool, str]:
-    """GET /v2/ answers 200 (an open registry) or 401 (one that wants credentials)."""
+def healthy(port: int, timeout: float = 1.0, ca: Path | None = None) -> tuple[bool, str]:
+    """GET /v2/ answers 200 (an open registry) or 401 (one that wants credentials); over HTTPS,
+    the certificate checked against `ca`, when a CA is given."""
+    scheme = "https" if ca is not None else "http"
+    context = ssl.create_default_context(cafile=str(ca)) if ca is not None else None
     try:
-        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/v2/", timeout=timeout) as answer:
+        with urllib.request.urlopen(
+            f"{scheme}://{LOOPBACK}:{port}/v2/", timeout=timeout, context=context
+        ) as answer:
             return answer.status == 200, f"HTTP {answer.status}"
     except urllib.error.HTTPError as exc:
         return exc.code == 401, f"HTTP {exc.code}"
@@ -158,7 +181,8 @@ def bundle_image(bundle: Bundle, package: Package) -> Image:
 def sample_images(address: str, catalog: Catalog) -> list[tuple[str, Image]]:
     """The images that publish `catalog` in the registry at `address`: one bundle image per
     bundle with inline objects, then the catalog image whose bundles name those images and
-    hold no objects (what `opm render` of bundle images gives). `catalog` is not changed."""
+    hold no objects, only their CSV's `olm.csv.metadata` (what `opm render` of bundle images
+    gives, so PackageManifests can describe them). `catalog` is not changed."""
     by_image = copy.deepcopy(catalog)
     images: list[tuple[str, Image]] = []
     for package in by_image.packages.values():
@@ -167,15 +191,25 @@ def sample_images(address: str, catalog: Catalog) -> list[tuple[str, Image]]:
                 continue
             reference = bundle_reference(address, bundle)
             images.append((reference, bundle_image(bundle, package)))
+            csv = bundle_csv(package, bundle)
             bundle.image = reference
             bundle.properties = [p for p in bundle.properties if p.get("type") != BUNDLE_OBJECT]
+            if csv is not None:
+                bundle.properties.append({"type": CSV_METADATA, "value": csv_metadata(csv)})
     from olm.catalog.render import to_yaml
 
     files = {f"{CATALOG_ROOT}/catalog.yaml": to_yaml(by_image).encode()}
     images.append(
         (
             samples_catalog_reference(address),
-            scratch_image(files, {CATALOG_LABEL: "/" + CATALOG_ROOT}),
+            scratch_image(
+                files,
+                {
+                    CATALOG_LABEL: "/" + CATALOG_ROOT,
+                    DISPLAY_NAME_LABEL: SAMPLES_DISPLAY_NAME,
+                    PUBLISHER_LABEL: SAMPLES_PUBLISHER,
+                },
+            ),
         )
     )
     return images

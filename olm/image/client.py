@@ -3,7 +3,8 @@
 - Auth: anonymous first; on a 401 challenge, Basic with the configured credentials, or the
   Bearer token flow (GET the realm with service and scope, Basic-authenticated when there are
   credentials) and the request again with the token, which is kept per scope.
-- Plain HTTP only for loopback registries and the ones configured as insecure; HTTPS otherwise.
+- HTTPS with verified certificates, except for loopback registries and the ones configured as
+  insecure: HTTPS unverified when they speak TLS, plain HTTP when not (olm/image/scheme.py).
 - Redirects (blob downloads from a CDN) are followed by hand, without the Authorization header.
 - Timeouts on every request; connection errors, timeouts, 429 and 5xx are retried with
   exponential backoff; other answers become an ImageError of the matching kind at once.
@@ -30,7 +31,7 @@ from olm.image.auth import Credentials, basic_header, parse_challenge
 from olm.image.cache import BlobCache
 from olm.image.errors import ImageError, ImageErrorKind
 from olm.image.manifest import ACCEPT
-from olm.image.reference import plain_http
+from olm.image.scheme import forget, transport, unverified_context
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRIES = 3
@@ -52,6 +53,9 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_NoRedirect())
+_UNVERIFIED_OPENER = urllib.request.build_opener(
+    _NoRedirect(), urllib.request.HTTPSHandler(context=unverified_context())
+)
 
 
 @dataclass
@@ -68,8 +72,13 @@ class RegistryClient:
 
     @property
     def base(self) -> str:
-        scheme = "http" if plain_http(self.registry, self.insecure) else "https"
+        scheme = transport(self.registry, self.api_host, self.insecure).scheme
         return f"{scheme}://{self.api_host or self.registry}/v2/"
+
+    @property
+    def _opener(self) -> urllib.request.OpenerDirector:
+        verify = transport(self.registry, self.api_host, self.insecure).verify
+        return _OPENER if verify else _UNVERIFIED_OPENER
 
     # ----- requests ---------------------------------------------------------------------------
 
@@ -78,7 +87,7 @@ class RegistryClient:
     ) -> tuple[Response, Any]:
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
-            answer = _OPENER.open(request, timeout=self.timeout)
+            answer = self._opener.open(request, timeout=self.timeout)
         except urllib.error.HTTPError as exc:
             body = exc.read() if exc.fp is not None else b""
             return Response(exc.code, exc.headers, body), None
@@ -144,7 +153,8 @@ class RegistryClient:
                     repr(exc),
                 )
             except (urllib.error.URLError, ConnectionError, ssl.SSLError, OSError) as exc:
-                error = _connection_error(self.registry, exc, self.base)
+                error = _connection_error(self.registry, exc, url)
+                forget(self.api_host or self.registry)
             else:
                 if response.status in ok:
                     return response, handle
@@ -352,7 +362,10 @@ def _connection_error(registry: str, exc: BaseException, url: str) -> ImageError
             " (it may speak plain HTTP: only 127.0.0.1 and registries configured as insecure are "
             "spoken to over HTTP)"
             if "WRONG_VERSION_NUMBER" in text or "record layer" in text
-            else " (its TLS certificate is not trusted or the TLS handshake failed)"
+            else (
+                " (its TLS certificate is not trusted or the TLS handshake failed: add its CA to "
+                "the trust store, e.g. SSL_CERT_FILE, or list it in $OLM_INSECURE_REGISTRIES)"
+            )
         )
         return ImageError(
             ImageErrorKind.UNREACHABLE, f"cannot connect to registry {registry}{cause}", text

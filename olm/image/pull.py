@@ -29,7 +29,8 @@ INSECURE_ENV = "OLM_INSECURE_REGISTRIES"
 
 
 def insecure_from_env(environ: Mapping[str, str] | None = None) -> frozenset[str]:
-    """Registries (host[:port], comma-separated in $OLM_INSECURE_REGISTRIES) spoken to over HTTP."""
+    """Insecure registries (host[:port], comma-separated in $OLM_INSECURE_REGISTRIES): HTTPS
+    without certificate checks, or plain HTTP when they do not speak TLS (olm/image/scheme.py)."""
     text = (environ if environ is not None else os.environ).get(INSECURE_ENV, "")
     return frozenset(part.strip() for part in text.split(",") if part.strip())
 

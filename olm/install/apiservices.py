@@ -140,13 +140,21 @@ def resource_issue(
     return None
 
 
+def availability(apiservice: dict[str, Any] | None) -> tuple[bool, str | None]:
+    """Whether the aggregator reports the APIService Available=True, and the condition's
+    message (else its reason); (False, None) when the aggregator has not checked it yet."""
+    conditions = ((apiservice or {}).get("status") or {}).get("conditions") or []
+    available = next((c for c in conditions if c.get("type") == "Available"), None)
+    if available is None:
+        return False, None
+    detail = str(available.get("message") or available.get("reason") or "")
+    return available.get("status") == "True", detail
+
+
 def unavailable(csv: dict[str, Any], apiservices: dict[str, dict[str, Any] | None]) -> str | None:
     """OLM areAPIServicesAvailable: the first owned APIService not Available=True, or None."""
     for name in names(csv):
-        existing = apiservices.get(name) or {}
-        conditions = (existing.get("status") or {}).get("conditions") or []
-        available = next((c for c in conditions if c.get("type") == "Available"), None)
-        if available is None or available.get("status") != "True":
-            detail = (available or {}).get("message") or (available or {}).get("reason") or ""
+        ok, detail = availability(apiservices.get(name))
+        if not ok:
             return f"APIService {name} is not Available" + (f": {detail}" if detail else "")
     return None

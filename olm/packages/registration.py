@@ -23,6 +23,7 @@ import json
 from typing import Any
 
 from olm.api.devbridge import HOST_BRIDGE_ANNOTATION
+from olm.install.apiservices import availability
 from olm.install.certs import ServingMaterial
 from olm.packages.query import GROUP, VERSION
 
@@ -93,8 +94,6 @@ def bridged_service(namespace: str, host_port: int) -> dict[str, Any]:
 
 
 def available(apiservice_obj: dict[str, Any] | None) -> tuple[bool, str]:
-    """Whether the aggregator reports the APIService Available, and its message if not."""
-    for condition in ((apiservice_obj or {}).get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Available":
-            return condition.get("status") == "True", str(condition.get("message", ""))
-    return False, "not yet checked by the aggregator"
+    """Whether the aggregator reports the APIService Available, and why not."""
+    ok, detail = availability(apiservice_obj)
+    return ok, "not yet checked by the aggregator" if detail is None else detail

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from olm.devcluster import registry
 from tests.conftest import STEP_TIMEOUT, ControlPlane, KubectlOperator, OlmOperator, wait_for
 from tests.e2e.stories import wait_phase
 from tests.e2e.test_subscriptions import NEW, OLD, plan_for, subscription
@@ -172,3 +173,104 @@ def test_browse_install_and_upgrade_with_the_plugin(
         assert gone.returncode != 0 and (
             "NotFound" in gone.stderr or "doesn't have a resource type" in gone.stderr
         ), f"{args} is still there"
+
+
+def test_catalog_add_then_install_from_that_catalog_and_remove_it(
+    control_plane: ControlPlane,
+    olm_operator: OlmOperator,
+    kubectl_operator: KubectlOperator,
+    namespace: str,
+    pod_network: None,
+) -> None:
+    """`catalog add` pulls the catalog image itself over HTTPS (the local cluster's TLS registry,
+    its CA given as SSL_CERT_FILE) for its display-name and publisher labels, creates a grpc
+    CatalogSource of that image and waits for READY, which olm-py reaches by pulling the same
+    image. The namespace's own catalog is then the one its PackageManifests come from, so
+    `install` subscribes to it; the memcached bundles come by image from the registry."""
+    plane = control_plane
+    env = plane.cluster.env()
+    assert registry.REGISTRY_TLS_ENV in env, "olm dev up started no TLS registry (olm dev status)"
+    image = f"{env[registry.REGISTRY_TLS_ENV]}/{registry.SAMPLES_CATALOG_REPOSITORY}:latest"
+    trust = {"SSL_CERT_FILE": env[registry.REGISTRY_CA_ENV]}
+
+    untrusted = kubectl_operator("catalog", "add", "imgcat", image, "-n", namespace, check=False)
+    assert untrusted.returncode != 0
+    print(untrusted.stdout + untrusted.stderr)
+    assert "certificate" in untrusted.stdout + untrusted.stderr
+    assert (
+        "NotFound" in plane.kubectl("get", "catsrc", "imgcat", "-n", namespace, check=False).stderr
+    )
+
+    added = kubectl_operator(
+        "catalog",
+        "add",
+        "imgcat",
+        image,
+        "-n",
+        namespace,
+        f"--timeout={int(STEP_TIMEOUT)}s",
+        env=trust,
+        timeout=STEP_TIMEOUT + 30,
+    )
+    assert 'created catalogsource "imgcat"' in added.stdout + added.stderr
+    source = plane.get_json("catsrc", "imgcat", "-n", namespace)
+    spec = source["spec"]
+    assert (spec["sourceType"], spec["image"]) == ("grpc", image)
+    # Display name and publisher: the defaults the plugin read from the image's labels.
+    assert (spec["displayName"], spec["publisher"]) == (
+        registry.SAMPLES_DISPLAY_NAME,
+        registry.SAMPLES_PUBLISHER,
+    )
+    assert source["status"]["connectionState"]["lastObservedState"] == "READY"
+    listed = rows(kubectl_operator("catalog", "list", "-n", namespace).stdout)
+    assert listed[1][:-1] == ["imgcat", "olm-py", "samples", "grpc", "olm-py"]
+
+    available = wait_for(
+        lambda: [
+            row
+            for row in rows(
+                kubectl_operator(
+                    "list-available", "-n", namespace, "-c", "imgcat", check=False
+                ).stdout
+            )
+            if row[:1] == ["memcached-operator"]
+        ],
+        timeout=STEP_TIMEOUT,
+        what="memcached-operator from imgcat in `kubectl operator list-available -c imgcat`",
+    )
+    assert ["memcached-operator", "olm-py", "samples", "alpha", NEW] in [
+        row[:5] for row in available
+    ]
+
+    installed = kubectl_operator(
+        "install",
+        "memcached-operator",
+        "-n",
+        namespace,
+        "-C",
+        "-c",
+        "alpha",
+        "-v",
+        "0.0.1",
+        f"--timeout={int(STEP_TIMEOUT)}s",
+        timeout=STEP_TIMEOUT + 30,
+    )
+    assert f'installed csv is "{OLD}"' in installed.stdout + installed.stderr
+    sub = subscription(plane, namespace, "memcached-operator")
+    assert (sub["spec"]["source"], sub["spec"]["sourceNamespace"]) == ("imgcat", namespace)
+    wait_phase(plane, namespace, OLD, "Succeeded/InstallSucceeded")
+
+    kubectl_operator(
+        "uninstall",
+        "memcached-operator",
+        "-n",
+        namespace,
+        "--delete-all",
+        f"--timeout={int(STEP_TIMEOUT)}s",
+        timeout=STEP_TIMEOUT + 30,
+    )
+    removed = kubectl_operator("catalog", "remove", "imgcat", "-n", namespace)
+    assert 'catalogsource "imgcat" removed' in removed.stdout + removed.stderr
+    assert (
+        "NotFound" in plane.kubectl("get", "catsrc", "imgcat", "-n", namespace, check=False).stderr
+    )

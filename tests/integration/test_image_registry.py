@@ -24,7 +24,7 @@ from olm.catalog.samples import CATALOG
 from olm.catalogsource.failures import FailureKind
 from olm.controllers import catalogimage
 from olm.controllers.catalogimage import INDEX_LABEL, ImageCatalogs
-from olm.devcluster import registry
+from olm.devcluster import pki, registry
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.ports import free_ports
 from olm.image.build import Blob, Image, files_under, scratch_image
@@ -34,22 +34,28 @@ from olm.image.errors import ImageError, ImageErrorKind
 from olm.image.manifest import OCI_INDEX, OCI_LAYER_GZIP
 from olm.image.pull import Options, label_of, pull, push, resolve
 from olm.image.reference import parse
+from olm.image.scheme import speaks_tls
 from tests.conftest import SHARED
 
 BUNDLE = SHARED / "fixtures" / "operator-sdk-memcached" / "bundle"
 
 
-def start_registry(work: Path, port: int) -> subprocess.Popen[bytes]:
+def start_registry(
+    work: Path, port: int, tls: pki.Pki | None = None, storage: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """docker-registry on 127.0.0.1:port, as `olm dev up` runs it (over TLS with `tls`'s
+    registry certificate), storing into `storage` (default: work/storage)."""
     binary = registry.find_binary()
     if binary is None:
         pytest.skip("docker-registry is not installed (olm dev up installs it)")
-    config = work / "config.json"
-    config.write_text(registry.config(work / "storage", port))
+    config = work / ("config-tls.json" if tls else "config.json")
+    keys = (tls.registry_cert, tls.registry_key) if tls else None
+    config.write_text(registry.config(storage or work / "storage", port, keys))
     process = subprocess.Popen(
         registry.argv(binary, config), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
     )
     deadline = time.monotonic() + 20
-    while not registry.healthy(port)[0]:
+    while not registry.healthy(port, ca=tls.ca_cert if tls else None)[0]:
         assert process.poll() is None, "docker-registry exited"
         assert time.monotonic() < deadline, "docker-registry did not start"
         time.sleep(0.1)
@@ -69,6 +75,23 @@ def local_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"127.0.0.1:{port}"
     finally:
         stop_registry(process)
+
+
+@pytest.fixture(scope="module")
+def registry_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Path]]:
+    """The local cluster's two registries: plain HTTP and TLS over one storage, and the CA."""
+    work = tmp_path_factory.mktemp("registry-pair")
+    keys = pki.generate(work / "pki")
+    plain_port, tls_port = free_ports(2)
+    plain = start_registry(work, plain_port)
+    try:
+        tls = start_registry(work, tls_port, tls=keys, storage=work / "storage")
+        try:
+            yield f"127.0.0.1:{plain_port}", f"127.0.0.1:{tls_port}", keys.ca_cert
+        finally:
+            stop_registry(tls)
+    finally:
+        stop_registry(plain)
 
 
 @pytest.fixture
@@ -95,6 +118,28 @@ def test_push_then_pull_round_trip(local_registry: str, options: Options, tmp_pa
     again = pull(reference.with_digest(image.digest), tmp_path / "again", options, only="/configs")
     assert again.digest == image.digest
     assert (tmp_path / "again" / "configs" / "catalog.yaml").is_file()
+
+
+def test_the_tls_registry_serves_what_was_pushed_to_the_plain_one_and_olm_pulls_from_both(
+    registry_pair: tuple[str, str, Path], options: Options, tmp_path: Path
+) -> None:
+    """Loopback registries are insecure registries: olm-py learns by one handshake that one
+    speaks TLS and the other plain HTTP, and needs no setting for either."""
+    plain, tls, ca = registry_pair
+    assert speaks_tls(tls) is True
+    assert speaks_tls(plain) is False
+    assert speaks_tls(f"127.0.0.1:{free_ports(1)[0]}") is None
+    image = catalog_image()
+    assert push(parse(f"{plain}/olm/both:v1"), image, options) == image.digest
+    pulled = pull(parse(f"{tls}/olm/both:v1"), tmp_path / "root", options)
+    assert pulled.digest == image.digest
+    assert pulled.labels == {INDEX_LABEL: "/configs"}
+    # Pushed over TLS, read over plain HTTP.
+    other = scratch_image({"configs/x.yaml": b"schema: olm.package\nname: x\n"}, {})
+    assert push(parse(f"{tls}/olm/both:v2"), other, options) == other.digest
+    assert resolve(parse(f"{plain}/olm/both:v2"), options) == other.digest
+    # The certificate is the cluster CA's, for 127.0.0.1: a verifying client accepts it.
+    assert registry.healthy(int(tls.rsplit(":", 1)[1]), ca=ca) == (True, "HTTP 200")
 
 
 def test_a_tag_that_moves_resolves_to_the_new_digest(local_registry: str, options: Options) -> None:

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import yaml
 
+from olm.catalog.documents import bundle_csv
 from olm.catalog.fbc import load_fbc
+from olm.catalog.model import Bundle
 from olm.catalog.samples import build
 from olm.devcluster import registry
 from olm.devcluster.cluster import DevCluster
@@ -36,8 +38,24 @@ def test_dev_env_names_the_registry_only_when_one_runs(tmp_path: Path) -> None:
     record = {"bin_dir": "/bin", "processes": [], "ports": {}}
     cluster.record_path.write_text(json.dumps(record))
     assert registry.REGISTRY_ENV not in cluster.env()
+    assert registry.REGISTRY_TLS_ENV not in cluster.env()
     cluster.record_path.write_text(json.dumps({**record, "registry": "127.0.0.1:5123"}))
     assert cluster.env()[registry.REGISTRY_ENV] == "127.0.0.1:5123"
+    with_tls = {**record, "registry_tls": "127.0.0.1:5124", "registry_ca": "/pki/ca.crt"}
+    cluster.record_path.write_text(json.dumps(with_tls))
+    assert cluster.env()[registry.REGISTRY_TLS_ENV] == "127.0.0.1:5124"
+    assert cluster.env()[registry.REGISTRY_CA_ENV] == "/pki/ca.crt"
+
+
+def test_the_tls_registry_serves_with_the_certificate_it_is_given(tmp_path: Path) -> None:
+    config = json.loads(
+        registry.config(tmp_path / "registry", 5124, (tmp_path / "r.crt", tmp_path / "r.key"))
+    )
+    assert config["http"]["addr"] == "127.0.0.1:5124"
+    assert config["http"]["tls"] == {
+        "certificate": str(tmp_path / "r.crt"),
+        "key": str(tmp_path / "r.key"),
+    }
 
 
 def test_a_port_with_nothing_listening_is_not_healthy() -> None:
@@ -102,17 +120,33 @@ def test_the_samples_are_published_as_bundle_images_and_a_catalog_naming_them(
         manifests = [name for name in files if name.startswith("manifests/")]
         assert len(manifests) == objects
         assert yaml.safe_load(files["metadata/annotations.yaml"])["annotations"] == labels
+    # The display name and publisher are what `kubectl operator catalog add` defaults to.
     assert _labels(images[catalog_ref]) == {
-        "operators.operatorframework.io.index.configs.v1": "/configs"
+        "operators.operatorframework.io.index.configs.v1": "/configs",
+        "alpha.operators.operatorframework.io.index.display-name.v1": "olm-py samples",
+        "alpha.operators.operatorframework.io.index.publisher.v1": "olm-py",
     }
     (tmp_path / "catalog.yaml").write_bytes(
         _layer_files(images[catalog_ref])["configs/catalog.yaml"]
     )
+    def catalog_bundle(bundle: Bundle) -> Bundle:
+        return catalog.packages[bundle.package].bundles[bundle.name]
+
     served = load_fbc(tmp_path)
     for package in served.packages.values():
         for bundle in package.bundles.values():
             assert bundle.image in bundles and bundle.objects == []
             assert bundle.version and bundle.image.endswith(f":v{bundle.version}")
+            # Described as opm render describes a bundle image: by its CSV's metadata.
+            original = bundle_csv(catalog.packages[package.name], catalog_bundle(bundle))
+            described = bundle_csv(package, bundle)
+            assert original is not None and described is not None
+            for field in ("displayName", "description", "installModes", "provider"):
+                assert described["spec"][field] == original["spec"][field]
+            assert described["spec"]["customresourcedefinitions"] == (
+                original["spec"]["customresourcedefinitions"]
+            )
+            assert described["metadata"]["annotations"] == original["metadata"]["annotations"]
     # The catalog given is not changed, and the images are the same every time.
     assert all(not b.image for p in catalog.packages.values() for b in p.bundles.values())
     again = dict(registry.sample_images("127.0.0.1:5000", build()))

@@ -23,3 +23,16 @@ def test_certificates_chain_to_the_ca(tmp_path: Path) -> None:
     organizations = admin.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)
     assert [o.value for o in organizations] == ["system:masters"]
     assert oct(keys.ca_key.stat().st_mode)[-3:] == "600"
+
+
+def test_the_registry_certificate_is_for_loopback_only_and_chains_to_the_ca(
+    tmp_path: Path,
+) -> None:
+    keys = generate(tmp_path)
+    ca = x509.load_pem_x509_certificate(keys.ca_cert.read_bytes())
+    served = x509.load_pem_x509_certificate(keys.registry_cert.read_bytes())
+    served.verify_directly_issued_by(ca)
+    sans = served.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert sans.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
+    assert sans.get_values_for_type(x509.DNSName) == ["localhost"]
+    assert oct(keys.registry_key.stat().st_mode)[-3:] == "600"
