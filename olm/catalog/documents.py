@@ -97,8 +97,9 @@ def bundle_csv(package: Package, bundle: Bundle) -> dict[str, Any] | None:
 
 def csv_metadata(csv: dict[str, Any]) -> dict[str, Any]:
     """The `olm.csv.metadata` property value for a CSV: what `bundle_csv` reads back."""
-    meta = csv.get("metadata") if isinstance(csv.get("metadata"), dict) else {}
-    spec = csv.get("spec") if isinstance(csv.get("spec"), dict) else {}
+    found_meta, found_spec = csv.get("metadata"), csv.get("spec")
+    meta: dict[str, Any] = found_meta if isinstance(found_meta, dict) else {}
+    spec: dict[str, Any] = found_spec if isinstance(found_spec, dict) else {}
     value: dict[str, Any] = {
         _RENAMED.get(field, field): spec[field]
         for field in CSV_METADATA_SPEC_FIELDS

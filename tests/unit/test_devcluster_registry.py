@@ -129,6 +129,7 @@ def test_the_samples_are_published_as_bundle_images_and_a_catalog_naming_them(
     (tmp_path / "catalog.yaml").write_bytes(
         _layer_files(images[catalog_ref])["configs/catalog.yaml"]
     )
+
     def catalog_bundle(bundle: Bundle) -> Bundle:
         return catalog.packages[bundle.package].bundles[bundle.name]
 
@@ -143,8 +144,9 @@ def test_the_samples_are_published_as_bundle_images_and_a_catalog_naming_them(
             assert original is not None and described is not None
             for field in ("displayName", "description", "installModes", "provider"):
                 assert described["spec"][field] == original["spec"][field]
-            assert described["spec"]["customresourcedefinitions"] == (
-                original["spec"]["customresourcedefinitions"]
+            assert (
+                described["spec"]["customresourcedefinitions"]
+                == (original["spec"]["customresourcedefinitions"])
             )
             assert described["metadata"]["annotations"] == original["metadata"]["annotations"]
     # The catalog given is not changed, and the images are the same every time.
