@@ -443,12 +443,14 @@ def run(
         queue.close()
         for thread in threads:
             thread.join(timeout=10)
+        # Unregister while still leading: once the Lease is released a standby may register
+        # its own bridge, which must not be taken away by this replica.
+        if package_registration is not None and not lost.is_set():
+            package_registration.unregister()
         if elector is not None and not lost.is_set():
             elector.release()  # the workers are done: a standby may lead right away
         for server in servers:
             server.stop()
-        if package_registration is not None and not lost.is_set():
-            package_registration.unregister()
         if package_server is not None:
             package_server.stop()
         log.info("olm-py controllers stopped after %.0fs", time.monotonic() - started)

@@ -216,8 +216,23 @@ class Registration:
                 delay = SLOW_SECONDS
 
     def unregister(self) -> None:
-        """On a graceful stop of olm run on the host: take the registration away with us."""
+        """On a graceful stop of olm run on the host: take the registration away with us,
+        unless another `olm run` has bridged the Service to itself since (it is serving now)."""
         if not self.registered:
+            return
+        ours = registration.bridged_service(self.namespace, self.server.port)
+        try:
+            found = self._get("v1", "Service", self.namespace, registration.SERVICE)
+        except GatewayError as exc:
+            log.warning("not removing the PackageManifest API registration: %s", exc)
+            return
+        if found is not None and not contains(found, {"metadata": ours["metadata"]}):
+            log.info(
+                "leaving the PackageManifest API registered: Service %s/%s now leads to "
+                "another olm run",
+                self.namespace,
+                registration.SERVICE,
+            )
             return
         for api_version, kind, namespace, name in (
             ("apiregistration.k8s.io/v1", "APIService", None, registration.APISERVICE),
