@@ -3,8 +3,9 @@
 
 Label selector grammar (apimachinery's `labels.Parse`): requirements joined by commas, each
 `key`, `!key`, `key=value`, `key==value`, `key!=value`, `key in (v1,v2)` or
-`key notin (v1,v2)`. A value may be empty (`key=`). `!=` and `notin` match objects without
-the key. Field selectors as apimachinery's `fields.ParseSelector` reads them (its error
+`key notin (v1,v2)`, `key>N` or `key<N` (N an integer; only labels whose value is an
+integer greater or less match). A value may be empty (`key=`). `!=` and `notin` match objects
+without the key. Field selectors as apimachinery's `fields.ParseSelector` reads them (its error
 wording too): `field=value`, `field==value`, `field!=value`, joined by commas, backslash
 escapes in values.
 
@@ -23,6 +24,7 @@ _VALUE = r"[-A-Za-z0-9_.]*"
 _SET = re.compile(rf"^\s*({_KEY})\s+(in|notin)\s*\(([^)]*)\)\s*$")
 _COMPARE = re.compile(rf"^\s*({_KEY})\s*(==|!=|=)\s*({_VALUE})\s*$")
 _EXISTS = re.compile(rf"^\s*(!?)\s*({_KEY})\s*$")
+_ORDER = re.compile(rf"^\s*({_KEY})\s*([<>])\s*({_VALUE})\s*$")
 
 
 class SelectorError(ValueError):
@@ -43,8 +45,9 @@ class UnsupportedSelector(SelectorError):
 @dataclass(frozen=True)
 class Requirement:
     key: str
-    operator: str  # in | notin | exists | !
+    operator: str  # in | notin | exists | ! | gt | lt
     values: frozenset[str] = frozenset()
+    bound: int = 0  # gt and lt
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         present = self.key in labels
@@ -54,6 +57,14 @@ class Requirement:
             return not present
         if self.operator == "in":
             return present and labels[self.key] in self.values
+        if self.operator in ("gt", "lt"):
+            try:
+                value = int(labels[self.key]) if present else None
+            except ValueError:
+                return False
+            if value is None:
+                return False
+            return value > self.bound if self.operator == "gt" else value < self.bound
         return not present or labels[self.key] not in self.values  # notin
 
 
@@ -86,10 +97,20 @@ def parse_labels(text: str) -> tuple[Requirement, ...]:
             found.append(Requirement(m.group(1), operator, frozenset({m.group(3)})))
         elif m := _EXISTS.match(part):
             found.append(Requirement(m.group(2), "!" if m.group(1) else "exists"))
+        elif m := _ORDER.match(part):
+            try:
+                bound = int(m.group(3))
+            except ValueError:
+                raise SelectorError(
+                    f'unable to parse requirement "{part.strip()}" of labelSelector: for '
+                    "'Gt', 'Lt' operators, the value must be an integer"
+                ) from None
+            operator = "gt" if m.group(2) == ">" else "lt"
+            found.append(Requirement(m.group(1), operator, bound=bound))
         else:
             raise SelectorError(
                 f'unable to parse requirement "{part.strip()}" of labelSelector: expected '
-                "key, !key, key=value, key!=value, key in (a,b) or key notin (a,b)"
+                "key, !key, key=value, key!=value, key in (a,b), key notin (a,b), key>N or key<N"
             )
     return tuple(found)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from olm.catalog.model import Catalog, Channel, Entry, Package, Problem
+from olm.catalog.model import Bundle, Catalog, Channel, Entry, Package, Problem
 from olm.catalogsource.decide import (
     Fetched,
     SourcePlan,
@@ -233,3 +233,29 @@ def test_priority(value: object, expected: int) -> None:
 def test_fingerprint_follows_content() -> None:
     assert fingerprint(catalog("a", "b")) == fingerprint(catalog("b", "a"))
     assert fingerprint(catalog("a")) != fingerprint(catalog("a", "b"))
+
+
+def _with_bundle(required: str = ">=1.0.0", description: str = "") -> Catalog:
+    found = catalog("a")
+    found.packages["a"].description = description
+    found.packages["a"].bundles["a.v1"] = Bundle(
+        "a.v1",
+        "a",
+        properties=[
+            {"type": "olm.package", "value": {"packageName": "a", "version": "1.0.0"}},
+            {
+                "type": "olm.package.required",
+                "value": {"packageName": "b", "versionRange": required},
+            },
+        ],
+    )
+    return found
+
+
+def test_fingerprint_sees_what_resolution_and_package_manifests_read() -> None:
+    """Changes that keep the graph and the number of properties still count: a dependency's
+    range (a new resolution) and a package's description alone (new PackageManifests)."""
+    base = fingerprint(_with_bundle())
+    assert fingerprint(_with_bundle()) == base
+    assert fingerprint(_with_bundle(required=">=2.0.0")) != base
+    assert fingerprint(_with_bundle(description="new words")) != base

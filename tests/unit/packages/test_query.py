@@ -149,6 +149,11 @@ def test_field_selectors_refused_as_packageserver_refuses_them(selector: str, me
             {"operatorframework.io/arch.amd64": "supported"},
             True,
         ),
+        ("rank>2", {"rank": "3"}, True),
+        ("rank > 2", {"rank": "2"}, False),
+        ("rank<2", {"rank": "-1"}, True),
+        ("rank<2", {}, False),
+        ("rank>2", {"rank": "three"}, False),
     ],
 )
 def test_label_selector_grammar(selector: str, labels: dict[str, str], expected: bool) -> None:
@@ -158,6 +163,8 @@ def test_label_selector_grammar(selector: str, labels: dict[str, str], expected:
 def test_a_bad_label_selector_says_what_it_expected() -> None:
     with pytest.raises(SelectorError, match='"a b" of labelSelector'):
         parse_labels("a b")
+    with pytest.raises(SelectorError, match="the value must be an integer"):
+        parse_labels("rank>two")
 
 
 def test_icons_are_blanked_in_answers_but_served_by_the_subresource() -> None:
