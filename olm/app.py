@@ -27,6 +27,7 @@ import kopf
 from olm.api.kinds import KINDS, Kind
 from olm.apiserver.auth import Authorizer
 from olm.apiserver.server import PackageServer
+from olm.controllers.catalogservice import CatalogServices
 from olm.controllers.catalogsource import GLOBAL_NAMESPACE, CatalogCache, CatalogSourceController
 from olm.controllers.csv import CsvController
 from olm.controllers.installplan import InstallPlanController
@@ -341,12 +342,13 @@ def run(
     api = api_client(kubeconfig)
     gateway = Gateway(api)
     store, queue, cache = Store(), WorkQueue(), CatalogCache()
+    catalog_services = CatalogServices(gateway, in_pod())
     controllers: dict[str, Controller] = {
         c.kind: c
         for c in (
             CsvController(store, gateway, queue),
             OperatorGroupController(store, gateway, queue),
-            CatalogSourceController(store, gateway, queue, cache),
+            CatalogSourceController(store, gateway, queue, cache, services=catalog_services),
             SubscriptionController(store, gateway, queue, cache),
             InstallPlanController(store, gateway, queue),
             *scope_controllers(store, gateway, queue),
@@ -440,6 +442,7 @@ def run(
         loop.close()
         if samples_server is not None:
             samples_server.stop(grace=1)
+        catalog_services.stop()
         queue.close()
         for thread in threads:
             thread.join(timeout=10)

@@ -39,3 +39,18 @@ class SecurityConfig(StrEnum):
 
     LEGACY = "legacy"
     RESTRICTED = "restricted"
+
+
+# The registry Service OLM puts in front of a catalog's registry pod (and olm-py in front of the
+# catalog it serves in-process): named after the CatalogSource, one port named "grpc".
+REGISTRY_PROTOCOL = "grpc"
+REGISTRY_PORT = 50051
+REGISTRY_PORT_NAME = "grpc"
+# The label OLM puts on a catalog's registry pod and Service: the CatalogSource's name.
+CATALOG_SOURCE_LABEL = "olm.catalogSource"
+
+
+def registry_service_name(catalog_source: str) -> str:
+    """The registry Service's name: the CatalogSource's, with dots (not allowed in a Service
+    name) made dashes, as OLM's grpc reconciler does."""
+    return catalog_source.replace(".", "-")

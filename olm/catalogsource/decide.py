@@ -9,6 +9,12 @@ Status written (only the fields below, only when one differs):
   (the address is spec.address, or spec.image):
   READY when the catalog was read, TRANSIENT_FAILURE otherwise; `lastConnect` moves when the
   state becomes READY or the address changes;
+- `registryService`: `{protocol: grpc, createdAt}` for an address catalog, as OLM writes it;
+  for a ConfigMap or image catalog that olm-py serves over gRPC behind a Service
+  (olm.controllers.catalogservice, `Fetched.service`), `{protocol, serviceName,
+  serviceNamespace, port: "50051", createdAt}` and a `connectionState` whose address is
+  `<service>.<namespace>.svc:50051`, as OLM writes them for its registry pod; `createdAt`
+  moves only when the Service named changes;
 - `configMapReference{name, namespace, uid, resourceVersion, lastUpdateTime}` for ConfigMap
   catalogs, `lastUpdateTime` moving when the ConfigMap does;
 - `reason`/`message`: SpecInvalidError, ConfigMapError, RegistryServerError or
@@ -34,7 +40,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from olm.api.catalogsource import CatalogSourceReason, ConnectionState
+from olm.api.catalogsource import (
+    REGISTRY_PORT,
+    REGISTRY_PROTOCOL,
+    CatalogSourceReason,
+    ConnectionState,
+)
 from olm.catalog.model import Catalog
 from olm.catalogsource.failures import Failure, FailureKind, failure_message, reason_for
 from olm.catalogsource.source import (
@@ -86,6 +97,8 @@ class Fetched:
     configmap: Mapping[str, Any] | None = None  # the ConfigMap read, for configMapReference
     resolved: str | None = None  # an image catalog: the image pinned by digest (repo@sha256:...)
     attempts: int = 0  # consecutive failed reads of an image catalog, this one included
+    # The Service olm-py serves this (ConfigMap or image) catalog behind, when it does.
+    service: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +149,11 @@ def priority_of(spec: Mapping[str, Any]) -> int:
         return int(spec.get("priority") or 0)
     except (TypeError, ValueError):
         return 0
+
+
+def servable(catalog: Catalog) -> bool:
+    """A catalog read with errors in it is not served (and `decide` says which)."""
+    return not any(p.level == "error" for p in catalog.problems)
 
 
 def _catalog_failure(
@@ -190,6 +208,21 @@ def _configmap_reference(
     return reference
 
 
+def _registry_service(
+    previous: Mapping[str, Any], namespace: str, service: str | None, now: datetime.datetime
+) -> dict[str, Any]:
+    wanted: dict[str, Any] = {"protocol": REGISTRY_PROTOCOL}
+    if service is not None:
+        wanted.update(serviceName=service, serviceNamespace=namespace, port=str(REGISTRY_PORT))
+    same = all(previous.get(k) == v for k, v in wanted.items()) and set(previous) - {
+        "createdAt"
+    } == set(wanted)
+    wanted["createdAt"] = (
+        previous["createdAt"] if same and previous.get("createdAt") else timestamp(now)
+    )
+    return wanted
+
+
 def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
     source = snapshot.source
     if source is None or (source.get("metadata") or {}).get("deletionTimestamp"):
@@ -202,6 +235,7 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
         "connectionState": None,
         "configMapReference": None,
         "resolvedImage": None,
+        "registryService": None,
     }
     plan = SourcePlan(requeue_after=interval)
     reason: CatalogSourceReason | None = None
@@ -222,10 +256,20 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
             if isinstance(read, ReadImage)
             else read.name
         )
-        if isinstance(read, ReadRegistry | ReadImage):
+        served = fetched.service if isinstance(read, ReadImage | ReadConfigMap) else None
+        if isinstance(read, ReadRegistry) or served is not None:
+            wanted["registryService"] = _registry_service(
+                status.get("registryService") or {}, snapshot.namespace, served, snapshot.now
+            )
+        if isinstance(read, ReadRegistry | ReadImage) or served is not None:
+            address = (
+                f"{served}.{snapshot.namespace}.svc:{REGISTRY_PORT}"
+                if served is not None
+                else where
+            )
             wanted["connectionState"] = _connection(
                 status.get("connectionState") or {},
-                where,
+                address,
                 ConnectionState.TRANSIENT_FAILURE if failure else ConnectionState.READY,
                 snapshot.now,
             )

@@ -9,6 +9,8 @@ snapshot -> `what_to_read` -> read (the only I/O: gRPC or a ConfigMap GET, error
 - `sourceType: grpc` with `spec.image` (and no address): the image is pulled in-process
   (olm.controllers.catalogimage: a HEAD per poll, a pull only when the digest changes), with
   the pull secrets named in `spec.secrets`; no registry pod;
+ConfigMap and image catalogs are also served over gRPC behind a registry Service, as OLM's
+registry pods are, where olm-py can be put behind one (olm.controllers.catalogservice).
 Bundles known by image only are unpacked (olm.controllers.catalogimage) when the Subscription
 controller asks (`CatalogCache.unpack`), not when the catalog is read.
 Every change of a catalog's content wakes the resolution of the namespaces it serves.
@@ -19,6 +21,7 @@ written only when a field differs; the cache is shared with the Subscription con
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import logging
 import threading
@@ -33,10 +36,18 @@ from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.kinds import KINDS, Kind
 from olm.catalog.formats import configmap_catalog
 from olm.catalog.model import Catalog
-from olm.catalogsource.decide import Cached, Fetched, SourcePlan, SourceSnapshot, decide
+from olm.catalogsource.decide import (
+    Cached,
+    Fetched,
+    SourcePlan,
+    SourceSnapshot,
+    decide,
+    servable,
+)
 from olm.catalogsource.failures import Failure, FailureKind, grpc_failure
 from olm.catalogsource.source import ReadConfigMap, ReadImage, ReadRegistry, what_to_read
 from olm.controllers.catalogimage import ImageCatalogs, own_pull_secrets
+from olm.controllers.catalogservice import CatalogServices
 from olm.controllers.events import record_event
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
@@ -193,6 +204,7 @@ class CatalogSourceController:
         registry_reader: Callable[[str], Fetched] = read_registry,
         images: ImageCatalogs | None = None,
         reads: Reads | None = None,
+        services: CatalogServices | None = None,
     ) -> None:
         self.store = store
         self.gateway = gateway
@@ -201,6 +213,7 @@ class CatalogSourceController:
         self.registry_reader = registry_reader
         self.images = images or ImageCatalogs()
         self.reads = reads or Reads()
+        self.services = services
         # Bundle images are unpacked when a Subscription needs them (not when the catalog is
         # read); an unpack that ends wakes the namespaces the catalog serves.
         self.images.on_unpacked = lambda key: self._wake(key[0])
@@ -277,9 +290,18 @@ class CatalogSourceController:
             return self.reads.poll  # still reading: look again soon, the worker is free
         if fetched.catalog is not None:  # what is served now: unpacked bundles go there
             self.images.keep((namespace, name), fetched.catalog)
+        if live and fetched.catalog is not None and self.services is not None:
+            assert source is not None
+            if isinstance(what_to_read(source), ReadConfigMap | ReadImage) and servable(
+                fetched.catalog
+            ):
+                service = self.services.ensure(source, fetched.catalog)
+                fetched = dataclasses.replace(fetched, service=service)
         if not live:
             self.reads.forget((namespace, name))
             self.images.forget((namespace, name))
+            if self.services is not None:
+                self.services.forget((namespace, name))
             COUNTERS.catalog_deleted(namespace, name)  # OLM drops its snapshots counter
         if fetched.failure is not None:
             log.debug(

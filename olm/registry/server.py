@@ -133,10 +133,18 @@ class _AlwaysServing(health.HealthServicer):  # type: ignore[misc]
 
 def serve(index: RegistryIndex, address: str, workers: int = 8) -> grpc.Server:
     """Start serving `index` on `address` (host:port); returns the running server."""
+    server, _ = serve_on(RegistryServicer(index), address, workers)
+    return server
+
+
+def serve_on(servicer: RegistryServicer, address: str, workers: int = 8) -> tuple[grpc.Server, int]:
+    """Start serving `servicer` (whose `index` may be swapped while it serves) on `address`
+    (host:port; port 0 picks a free one); the running server and its port."""
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers))
-    rpc.add_RegistryServicer_to_server(RegistryServicer(index), server)  # type: ignore[no-untyped-call]
+    rpc.add_RegistryServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
     health_pb2_grpc.add_HealthServicer_to_server(_AlwaysServing(), server)
-    if server.add_insecure_port(address) == 0:
+    port = server.add_insecure_port(address)
+    if port == 0:
         raise OSError(f"cannot listen on {address}: the port is taken or the address is invalid")
     server.start()
-    return server
+    return server, port

@@ -54,6 +54,7 @@ GRPC = {"sourceType": "grpc", "address": ADDRESS}
 CONFIGMAP = {"sourceType": "configmap", "configMap": "cm"}
 READY_STATUS = {
     "connectionState": {"address": ADDRESS, "lastObservedState": "READY", "lastConnect": EARLIER},
+    "registryService": {"protocol": "grpc", "createdAt": EARLIER},
 }
 CM = {"metadata": {"name": "cm", "namespace": "ns", "uid": "u1", "resourceVersion": "10"}}
 CM_REFERENCE = {
@@ -67,8 +68,10 @@ CM_REFERENCE = {
 
 def test_a_new_address_catalog_becomes_ready() -> None:
     plan = decide(snapshot(source(GRPC)), Fetched(catalog=catalog("a")))
+    # OLM records a registry service of protocol grpc (and no Service) for an address catalog.
     assert plan.status == {
         "connectionState": {"address": ADDRESS, "lastObservedState": "READY", "lastConnect": STAMP},
+        "registryService": {"protocol": "grpc", "createdAt": STAMP},
     }
     assert plan.cache is not None and plan.cache.priority == 0
     assert plan.cache.fingerprint == fingerprint(catalog("a"))
@@ -259,3 +262,38 @@ def test_fingerprint_sees_what_resolution_and_package_manifests_read() -> None:
     assert fingerprint(_with_bundle()) == base
     assert fingerprint(_with_bundle(required=">=2.0.0")) != base
     assert fingerprint(_with_bundle(description="new words")) != base
+
+
+def test_a_configmap_catalog_served_behind_a_service_says_so_as_olm_does() -> None:
+    fetched = Fetched(catalog=catalog("a"), configmap=CM, service="src")
+    plan = decide(snapshot(source(CONFIGMAP)), fetched)
+    assert plan.status is not None
+    assert plan.status["registryService"] == {
+        "protocol": "grpc",
+        "serviceName": "src",
+        "serviceNamespace": "ns",
+        "port": "50051",
+        "createdAt": STAMP,
+    }
+    assert plan.status["connectionState"] == {
+        "address": "src.ns.svc:50051",
+        "lastObservedState": "READY",
+        "lastConnect": STAMP,
+    }
+    # Polled again: nothing moves, createdAt included.
+    steady = source(CONFIGMAP, {**plan.status, "configMapReference": CM_REFERENCE})
+    steady["status"]["configMapReference"]["lastUpdateTime"] = STAMP
+    again = decide(
+        SourceSnapshot("ns", "src", steady, NOW + datetime.timedelta(minutes=5)), fetched
+    )
+    assert again.status is None
+
+
+def test_a_configmap_catalog_not_served_has_no_registry_service() -> None:
+    served = {
+        "registryService": {"protocol": "grpc", "serviceName": "src", "createdAt": EARLIER},
+        "connectionState": {"address": "src.ns.svc:50051", "lastObservedState": "READY"},
+    }
+    plan = decide(snapshot(source(CONFIGMAP, served)), Fetched(catalog=catalog("a"), configmap=CM))
+    assert plan.status is not None
+    assert plan.status["registryService"] is None and plan.status["connectionState"] is None

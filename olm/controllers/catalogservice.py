@@ -1,0 +1,184 @@
+"""Registry services: the catalogs olm-py reads in-process, served as OLM's registry pods serve
+them, so `status.registryService` names an address that answers.
+
+OLM runs a registry pod per ConfigMap or image CatalogSource and a Service in front of it, and
+reports both on the CatalogSource (`registryService`, a `connectionState` at
+`<service>.<namespace>.svc:50051`). olm-py reads those catalogs in its own process, so it has no
+pod; tools and tests that wait for `registryService` (OLM's own e2e suite waits for it before
+every catalog story) would wait for ever. Where the API server can reach olm-py, olm-py serves
+each such catalog over operator-registry's gRPC API (olm.registry.server: the Registry service
+and gRPC health) on a loopback port of its own, and writes the Service, as OLM names it, in the
+catalog's namespace:
+- named after the CatalogSource (dots made dashes), labelled `olm.catalogSource: <name>`,
+  owned by the CatalogSource (the garbage collector removes it with the catalog), one port
+  `grpc` 50051;
+- with no selector and the local cluster's host-bridge annotation, which gives it an endpoint
+  that relays to olm-py's port (docs/pod-network.md, "Host bridges").
+
+Invariants:
+- only `olm run` on the host of a local cluster that offers host bridges serves (in a pod, or
+  beside any other cluster, there is no way to put olm-py behind the Service: `ensure` returns
+  None and the CatalogSource has no registryService, as before);
+- one server per CatalogSource; a new catalog content swaps the index it answers from without
+  a restart, so an address once written keeps answering; `forget` stops it;
+- the Service is written only when it differs from what it should be (one GET per read).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from olm.api.catalogsource import (
+    CATALOG_SOURCE_LABEL,
+    REGISTRY_PORT,
+    REGISTRY_PORT_NAME,
+    registry_service_name,
+)
+from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE, HOST_BRIDGE_ANNOTATION
+from olm.api.kinds import KINDS, Kind
+from olm.catalog.model import Catalog
+from olm.installplan.objects import contains
+from olm.kube.errors import GatewayError, NotFound
+from olm.kube.protocol import KubeGateway
+from olm.registry.index import RegistryIndex
+from olm.registry.server import RegistryServicer, serve_on
+
+log = logging.getLogger("olm.catalogservice")
+
+CATALOG_SOURCE = KINDS[Kind.CATALOG_SOURCE]
+LOOPBACK = "127.0.0.1"
+# Whether the cluster offers host bridges is asked again after this long.
+BRIDGE_CHECK_SECONDS = 30.0
+SERVER_THREADS = 2
+
+
+def service_body(source: Mapping[str, Any], host_port: int) -> dict[str, Any]:
+    """The registry Service of a CatalogSource, bridged to olm-py's `host_port`."""
+    meta = source.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": registry_service_name(name),
+            "namespace": meta.get("namespace"),
+            "labels": {CATALOG_SOURCE_LABEL: name},
+            "annotations": {HOST_BRIDGE_ANNOTATION: json.dumps({str(REGISTRY_PORT): host_port})},
+            "ownerReferences": [
+                {
+                    "apiVersion": CATALOG_SOURCE.api_version,
+                    "kind": CATALOG_SOURCE.kind.value,
+                    "name": name,
+                    "uid": meta.get("uid"),
+                    "controller": False,
+                    "blockOwnerDeletion": False,
+                }
+            ],
+        },
+        "spec": {
+            "ports": [
+                {
+                    "name": REGISTRY_PORT_NAME,
+                    "port": REGISTRY_PORT,
+                    "targetPort": REGISTRY_PORT,
+                    "protocol": "TCP",
+                }
+            ]
+        },
+    }
+
+
+@dataclass
+class _Served:
+    server: grpc.Server
+    servicer: RegistryServicer
+    port: int
+    catalog: Catalog
+
+
+class CatalogServices:
+    """The gRPC servers and Services of the catalogs olm-py serves (see the module docstring)."""
+
+    def __init__(self, gateway: KubeGateway, in_pod: bool) -> None:
+        self.gateway, self.in_pod = gateway, in_pod
+        self._lock = threading.Lock()
+        self._served: dict[tuple[str, str], _Served] = {}
+        self._bridges: tuple[float, bool] | None = None
+
+    def _bridged(self) -> bool:
+        """Whether the cluster offers host bridges (asked at most every BRIDGE_CHECK_SECONDS)."""
+        if self.in_pod:
+            return False
+        now = time.monotonic()
+        if self._bridges is not None and now - self._bridges[0] < BRIDGE_CHECK_SECONDS:
+            return self._bridges[1]
+        try:
+            self.gateway.get("v1", "ConfigMap", ADVERTISEMENT_NAMESPACE, ADVERTISEMENT_NAME)
+            offered = True
+        except NotFound:
+            offered = False
+        except GatewayError as exc:
+            log.debug("cannot tell whether the cluster offers host bridges: %s", exc)
+            return False
+        self._bridges = (now, offered)
+        return offered
+
+    def _server(self, key: tuple[str, str], catalog: Catalog) -> _Served:
+        with self._lock:
+            served = self._served.get(key)
+            if served is None:
+                servicer = RegistryServicer(RegistryIndex(catalog))
+                server, port = serve_on(servicer, f"{LOOPBACK}:0", workers=SERVER_THREADS)
+                served = _Served(server, servicer, port, catalog)
+                self._served[key] = served
+                log.info("serving catalog %s/%s over gRPC on %s:%d", *key, LOOPBACK, port)
+            elif served.catalog is not catalog:
+                served.servicer.index = RegistryIndex(catalog)
+                served.catalog = catalog
+            return served
+
+    def ensure(self, source: Mapping[str, Any], catalog: Catalog) -> str | None:
+        """Serve `catalog` for `source` behind its registry Service: the Service's name, or
+        None when olm-py cannot be put behind a Service here (or writing it failed)."""
+        if not self._bridged():
+            return None
+        meta = source.get("metadata") or {}
+        key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
+        served = self._server(key, catalog)
+        wanted = service_body(source, served.port)
+        name = wanted["metadata"]["name"]
+        try:
+            try:
+                found = self.gateway.get("v1", "Service", key[0], name)
+            except NotFound:
+                found = None
+            if found is None or not contains(found, wanted):
+                self.gateway.apply(wanted)
+        except GatewayError as exc:
+            log.warning(
+                "registry Service %s/%s of catalog %s not written: %s", key[0], name, key[1], exc
+            )
+            return None
+        return str(name)
+
+    def forget(self, key: tuple[str, str]) -> None:
+        """The CatalogSource is gone (its Service goes with it): stop serving it."""
+        with self._lock:
+            served = self._served.pop(key, None)
+        if served is not None:
+            served.server.stop(grace=1)
+            log.info("stopped serving catalog %s/%s over gRPC", *key)
+
+    def stop(self) -> None:
+        with self._lock:
+            served, self._served = list(self._served.values()), {}
+        for item in served:
+            item.server.stop(grace=1)
