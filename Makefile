@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup venv binaries image release test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity kubectl-operator
+.PHONY: setup venv binaries image release test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity kubectl-operator olm-e2e-suite olm-e2e
 
 setup: venv binaries
 
@@ -33,6 +33,15 @@ reference-olm: venv
 # tests that drive olm-py as OLM users do (docs/kubectl-operator.md).
 kubectl-operator: venv
 	@$(BIN)/python -m olm.devcluster.tools kubectl-operator
+
+# OLM v0.38's own e2e suite (olm-e2e.test, Ginkgo), built once into the cache (docs/olm-e2e.md).
+olm-e2e-suite: venv
+	@$(BIN)/python -m olm.devcluster.olm_e2e build
+
+# The suite against olm-py on a fresh local cluster of its own; FOCUS/SKIP are Ginkgo regexes,
+# BUDGET the whole run's time budget (default 90m); reports and logs in olm-e2e-results/.
+olm-e2e: setup olm-e2e-suite
+	@$(BIN)/python -m olm.devcluster.olm_e2e run $(if $(FOCUS),--focus '$(FOCUS)') $(if $(SKIP),--skip '$(SKIP)') $(if $(BUDGET),--budget '$(BUDGET)')
 
 # The container image localhost/olm-py:dev, built offline with podman (docs/image.md).
 image: venv

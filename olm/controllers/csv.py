@@ -106,7 +106,8 @@ class CsvController:
         targets = None
         if len(groups) == 1 and (groups[0].get("status") or {}).get("lastUpdated"):
             targets = list((groups[0].get("status") or {}).get("namespaces") or [])
-        needs_discovery = bool((csv.get("spec") or {}).get("nativeAPIs"))
+        required_apis = ((csv.get("spec") or {}).get("apiservicedefinitions") or {}).get("required")
+        needs_discovery = bool((csv.get("spec") or {}).get("nativeAPIs") or required_apis)
         requirements = RequirementInputs(
             crds={c["metadata"]["name"]: c for c in self.store.items("crd")},
             service_accounts={
@@ -120,6 +121,9 @@ class CsvController:
             ),
             server_version=self.gateway.server_version(),
             served_kinds=self.gateway.served_kinds() if needs_discovery else frozenset(),
+            apiservices={a["metadata"]["name"]: a for a in self.store.items("apiservice")}
+            if required_apis
+            else {},
         )
         replaces = (csv.get("spec") or {}).get("replaces")
         subscription = self._subscription(csv)

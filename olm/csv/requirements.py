@@ -1,22 +1,25 @@
 """The CSV requirement checks that fill `status.requirementStatus` (OLM v0 §2.3).
 
 Order of entries: spec.version (only when it is not a version), minKubeVersion, CRDs (owned
-and required, sorted by name), nativeAPIs, ServiceAccounts (sorted). Each entry says what is
-wrong in OLM's words.
+and required, sorted by name), required APIServices, owned APIServices, nativeAPIs,
+ServiceAccounts (sorted). Each entry says what is wrong in OLM's words.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api.csv import RequirementState, RuleState
 from olm.api.views import CsvView
 from olm.catalog.semver import SemverError, parse_tolerant
 from olm.csv.rbac import RbacSnapshot, granted_rules, rule_satisfied
+from olm.install.apiservices import availability
 from olm.install.strategy import Strategy
+
+API_REGISTRATION_GROUP = "apiregistration.k8s.io"
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class RequirementInputs:
     rbac: RbacSnapshot
     server_version: str
     served_kinds: frozenset[tuple[str, str, str]]
+    # APIServices by name (version.group), for the ones a CSV requires.
+    apiservices: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _version_tuple(text: str) -> tuple[int, int, int] | None:
@@ -148,6 +153,43 @@ def _crds(csv: dict[str, Any], crds: dict[str, dict[str, Any]]) -> list[dict[str
     return entries
 
 
+def _apiservice_descriptions(csv: dict[str, Any], which: str) -> list[dict[str, Any]]:
+    found = ((csv.get("spec") or {}).get("apiservicedefinitions") or {}).get(which) or []
+    return [d for d in found if isinstance(d, dict)]
+
+
+def _required_apiservices(csv: dict[str, Any], inputs: RequirementInputs) -> list[dict[str, Any]]:
+    """OLM's check of `spec.apiservicedefinitions.required`: the kind is served, and its
+    APIService exists and is Available (no message, as OLM writes none)."""
+    entries = []
+    for wanted in _apiservice_descriptions(csv, "required"):
+        group, version = str(wanted.get("group", "")), str(wanted.get("version", ""))
+        name = f"{version}.{group}"
+        args = (API_REGISTRATION_GROUP, "v1", "APIService", name)
+        service = inputs.apiservices.get(name)
+        served = (group, version, str(wanted.get("kind", ""))) in inputs.served_kinds
+        if served and service is not None and availability(service)[0]:
+            uid = (service.get("metadata") or {}).get("uid", "")
+            entries.append(_entry(*args, RequirementState.PRESENT, uuid=uid))
+        else:
+            entries.append(_entry(*args, RequirementState.NOT_PRESENT))
+    return entries
+
+
+def _owned_apiservices(csv: dict[str, Any], strategy: Strategy) -> list[dict[str, Any]]:
+    """OLM's check of `spec.apiservicedefinitions.owned`: its Deployment is in the strategy."""
+    deployments = {d.name for d in strategy.deployments}
+    entries = []
+    for owned in _apiservice_descriptions(csv, "owned"):
+        name = f"{owned.get('version', '')}.{owned.get('group', '')}"
+        found = owned.get("deploymentName") in deployments
+        state = (
+            RequirementState.DEPLOYMENT_FOUND if found else RequirementState.DEPLOYMENT_NOT_FOUND
+        )
+        entries.append(_entry(API_REGISTRATION_GROUP, "v1", "APIService", name, state))
+    return entries
+
+
 def _native_apis(
     csv: dict[str, Any], served: frozenset[tuple[str, str, str]]
 ) -> list[dict[str, Any]]:
@@ -244,10 +286,15 @@ def check_requirements(
         *_version(csv),
         *_min_kube(csv, inputs.server_version),
         *_crds(csv, inputs.crds),
+        *_required_apiservices(csv, inputs),
+        *_owned_apiservices(csv, strategy),
         *_native_apis(csv, inputs.served_kinds),
         *_service_accounts(csv, strategy, inputs),
     ]
-    met = all(e["status"] == RequirementState.PRESENT for e in entries)
+    met = all(
+        e["status"] in (RequirementState.PRESENT, RequirementState.DEPLOYMENT_FOUND)
+        for e in entries
+    )
     return met, entries
 
 
@@ -256,6 +303,6 @@ def unmet_summary(entries: list[dict[str, Any]]) -> str:
     problems = [
         f"{e['kind']} {e['name']}: {e.get('message') or e['status']}"
         for e in entries
-        if e["status"] != RequirementState.PRESENT
+        if e["status"] not in (RequirementState.PRESENT, RequirementState.DEPLOYMENT_FOUND)
     ]
     return "; ".join(problems)

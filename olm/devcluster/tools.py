@@ -160,7 +160,7 @@ def go_env(base: dict[str, str], goflags: str = "-buildvcs=false") -> dict[str, 
 
 
 @dataclass(frozen=True)
-class _Go:
+class GoRun:
     """One tool's build: runs `go` with the build environment, logging to `log_path`."""
 
     go: str
@@ -213,12 +213,12 @@ def _build_lock(root: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _ensure_tool(
+def ensure_tool(
     name: str,
     version: str,
     root: Path,
     inputs: dict[str, str],
-    build: Callable[[_Go, Path], None],
+    build: Callable[[GoRun, Path], None],
     progress: Progress,
     goflags: str = "-buildvcs=false",
     retry: str = "retry",
@@ -240,7 +240,7 @@ def _ensure_tool(
                 f"The {name} cache is incomplete or stale, rebuilding: " + "; ".join(problems)
             )
             (root / MANIFEST).unlink()
-        go = _Go(
+        go = GoRun(
             find_go(f"{name} {version}", f"then {retry}"),
             root / "build.log",
             progress,
@@ -269,7 +269,7 @@ def ensure_helm(progress: Progress = QUIET) -> Path:
     """The path of the pinned, version-stamped `helm`, building it first if not cached."""
     root = helm_dir()
 
-    def build(go: _Go, out: Path) -> None:
+    def build(go: GoRun, out: Path) -> None:
         go.run(
             helm_install_args(),
             root,
@@ -278,7 +278,7 @@ def ensure_helm(progress: Progress = QUIET) -> Path:
             gobin=out,
         )
 
-    return _ensure_tool("helm", HELM_VERSION, root, helm_inputs(), build, progress)
+    return ensure_tool("helm", HELM_VERSION, root, helm_inputs(), build, progress)
 
 
 # ----- kubectl-operator -----------------------------------------------------------------------
@@ -360,7 +360,7 @@ def ensure_kubectl_operator(progress: Progress = QUIET) -> Path:
     cached. kubectl runs it as `kubectl operator ...` when its folder is on PATH."""
     root = kubectl_operator_dir()
 
-    def build(go: _Go, out: Path) -> None:
+    def build(go: GoRun, out: Path) -> None:
         work = root / "src"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
@@ -385,7 +385,7 @@ def ensure_kubectl_operator(progress: Progress = QUIET) -> Path:
         )
 
     inputs = kubectl_operator_inputs()
-    return _ensure_tool(
+    return ensure_tool(
         KUBECTL_OPERATOR,
         KUBECTL_OPERATOR_VERSION,
         root,

@@ -159,3 +159,68 @@ def test_native_apis() -> None:
         ("v1.apps", "Present"),
         ("v1.x.io", "NotPresent"),
     ]
+
+
+def _apiservice(name: str, available: str | None) -> dict[str, Any]:
+    conditions = [] if available is None else [{"type": "Available", "status": available}]
+    return {"metadata": {"name": name, "uid": "u-1"}, "status": {"conditions": conditions}}
+
+
+REQUIRED = {"group": "wardle.example.com", "version": "v1alpha1", "kind": "Fischer"}
+WARDLE = ("wardle.example.com", "v1alpha1", "Fischer")
+
+
+@pytest.mark.parametrize(
+    ("served", "apiservice", "state"),
+    [
+        (frozenset(), None, "NotPresent"),  # nothing serves the kind
+        (frozenset({WARDLE}), None, "NotPresent"),  # served, but no such APIService
+        (frozenset({WARDLE}), _apiservice("v1alpha1.wardle.example.com", "False"), "NotPresent"),
+        (frozenset({WARDLE}), _apiservice("v1alpha1.wardle.example.com", None), "NotPresent"),
+        (frozenset({WARDLE}), _apiservice("v1alpha1.wardle.example.com", "True"), "Present"),
+    ],
+)
+def test_a_required_apiservice_must_exist_and_be_available(
+    served: frozenset[tuple[str, str, str]], apiservice: dict[str, Any] | None, state: str
+) -> None:
+    """As OLM: until then the CSV stays Pending with RequirementsNotMet."""
+    given = RequirementInputs(
+        {},
+        {},
+        RbacSnapshot({}, [], {}, []),
+        "v1.34.12",
+        served,
+        apiservices={"v1alpha1.wardle.example.com": apiservice} if apiservice else {},
+    )
+    met, entries = check_requirements(
+        csv(apiservicedefinitions={"required": [REQUIRED]}), Strategy([], []), given
+    )
+    [entry] = entries
+    assert (entry["group"], entry["version"], entry["kind"], entry["name"]) == (
+        "apiregistration.k8s.io",
+        "v1",
+        "APIService",
+        "v1alpha1.wardle.example.com",
+    )
+    assert entry["status"] == state and met is (state == "Present")
+    assert ("uuid" in entry) is (state == "Present")
+
+
+def test_an_owned_apiservice_needs_its_deployment_in_the_strategy() -> None:
+    from olm.install.strategy import DeploymentSpecEntry
+
+    owned = [
+        {"group": "a.io", "version": "v1", "kind": "A", "deploymentName": "server"},
+        {"group": "b.io", "version": "v1", "kind": "B", "deploymentName": "ghost"},
+    ]
+    strategy = Strategy([DeploymentSpecEntry("server", {}, {})], [])
+    met, entries = check_requirements(
+        csv(apiservicedefinitions={"owned": owned}), strategy, inputs()
+    )
+    assert [(e["name"], e["status"]) for e in entries] == [
+        ("v1.a.io", "DeploymentFound"),
+        ("v1.b.io", "DeploymentNotFound"),
+    ]
+    assert not met
+    met, _ = check_requirements(csv(apiservicedefinitions={"owned": owned[:1]}), strategy, inputs())
+    assert met

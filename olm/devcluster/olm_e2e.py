@@ -1,0 +1,295 @@
+"""OLM's own end-to-end suite (operator-lifecycle-manager v0.38.0, package `test/e2e`, Ginkgo),
+built from the Go module proxy and run against olm-py (docs/olm-e2e.md).
+
+- `build`: `olm-e2e.test`, compiled in a throw-away wrapper module (`go get` of the pinned OLM
+  module, then `go test -c -tags json1`), and the suite's `testdata` copied beside it, into
+  `~/.cache/olm-py/tools/olm-e2e-v0.38.0/`. Cached like the other tools (olm/devcluster/tools.py:
+  a manifest written last, the binary's size and SHA-256 checked; reused without Go).
+- `run`: a fresh local cluster of its own (`olm dev up` in a state directory of the run),
+  olm-py's CRDs, namespaces and global OperatorGroup, `olm run`, and the catalog the suite's
+  BeforeSuite waits for (CatalogSource `operatorhubio-catalog` in `olm`: the samples catalog
+  image that `olm dev up` publishes, synced as OLM reports it: a registryService and a READY
+  connection, docs/catalogs.md); then the suite with the flags OLM's Makefile gives it
+  (`-namespace operators -olmNamespace olm -catalogNamespace olm`), a Ginkgo focus/skip, a time
+  budget for the whole run, and a JUnit report, which is summed up at the end.
+
+The suite's code is never changed: everything goes through its flags and the cluster it meets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from olm.devcluster.build import BuildError, ensure_binaries
+from olm.devcluster.progress import QUIET, Progress
+from olm.devcluster.reference import OLM_MODULE, OLM_VERSION
+from olm.devcluster.tools import GoRun, ensure_tool
+from olm.devcluster.versions import cache_root
+
+SUITE = "olm-e2e.test"
+SUITE_PACKAGE = f"{OLM_MODULE}/test/e2e"
+BUILD_TAGS = "json1"
+WRAPPER_GO = "1.24.6"
+TESTDATA = "testdata"
+OLM_NAMESPACE = "olm"
+OPERATORS_NAMESPACE = "operators"
+DEFAULT_CATALOG = "operatorhubio-catalog"
+RUN_BUDGET = "90m"
+
+
+def suite_dir(version: str = OLM_VERSION) -> Path:
+    return cache_root() / "tools" / f"olm-e2e-{version}"
+
+
+def suite_inputs(version: str = OLM_VERSION) -> dict[str, str]:
+    return {"module": OLM_MODULE, "version": version, "package": SUITE_PACKAGE, "tags": BUILD_TAGS}
+
+
+def go_args(out: Path, version: str = OLM_VERSION) -> tuple[list[str], list[str], list[str]]:
+    """`go get` of the module, `go mod download -json` (where its testdata is), `go test -c`."""
+    return (
+        ["get", f"{OLM_MODULE}@{version}"],
+        ["mod", "download", "-json", f"{OLM_MODULE}@{version}"],
+        ["test", "-c", "-trimpath", "-tags", BUILD_TAGS, "-o", str(out / SUITE), SUITE_PACKAGE],
+    )
+
+
+def ensure_suite(progress: Progress = QUIET) -> Path:
+    """The cached `olm-e2e.test` (its `testdata` beside it), building it first if needed."""
+    root = suite_dir()
+
+    def build(go: GoRun, out: Path) -> None:
+        work = root / "src"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        (work / "go.mod").write_text(f"module local/olme2e\n\ngo {WRAPPER_GO}\n")
+        get, download, compile_ = go_args(out)
+        go.run(get, work, f"Resolving OLM {OLM_VERSION} in a wrapper module")
+        module = Path(str(json.loads(go.run(download, work, "Locating OLM's module"))["Dir"]))
+        source = module / "test" / "e2e" / TESTDATA
+        if not source.is_dir():
+            raise BuildError(f"OLM {OLM_VERSION} has no {source}; the suite needs it.")
+        shutil.rmtree(root / TESTDATA, ignore_errors=True)
+        shutil.copytree(source, root / TESTDATA)
+        for path in (root / TESTDATA).rglob("*"):  # the module cache's copies are read-only
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        go.run(
+            compile_,
+            work,
+            f"Building OLM {OLM_VERSION}'s e2e suite into {root}",
+            " (about 5 minutes cold on 2 cores; later runs reuse it)",
+        )
+
+    return ensure_tool(
+        SUITE,
+        OLM_VERSION,
+        root,
+        suite_inputs(),
+        build,
+        progress,
+        goflags="-mod=mod -buildvcs=false",
+        retry="run `make olm-e2e-suite`",
+    )
+
+
+def suite_argv(
+    binary: Path,
+    kubeconfig: Path,
+    report: Path,
+    *,
+    focus: str = "",
+    skip: str = "",
+    budget: str = RUN_BUDGET,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The suite's command line, as OLM's Makefile runs it, for a cluster with olm-py."""
+    argv = [
+        str(binary),
+        f"-kubeconfig={kubeconfig}",
+        f"-namespace={OPERATORS_NAMESPACE}",
+        f"-olmNamespace={OLM_NAMESPACE}",
+        f"-catalogNamespace={OLM_NAMESPACE}",
+        f"-test-data-dir={binary.parent / TESTDATA}",
+        f"-ginkgo.timeout={budget}",
+        f"-ginkgo.junit-report={report}",
+        "-ginkgo.v",
+    ]
+    if focus:
+        argv.append(f"-ginkgo.focus={focus}")
+    if skip:
+        argv.append(f"-ginkgo.skip={skip}")
+    return [*argv, *extra]
+
+
+def default_catalog(image: str) -> dict[str, object]:
+    """The catalog the suite's BeforeSuite waits for, as OLM's chart makes it (an image)."""
+    return {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "CatalogSource",
+        "metadata": {"name": DEFAULT_CATALOG, "namespace": OLM_NAMESPACE},
+        "spec": {
+            "sourceType": "grpc",
+            "image": image,
+            "displayName": "Community Operators (olm-py samples)",
+            "publisher": "olm-py",
+        },
+    }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    name: str
+    state: str  # one of STATES
+    seconds: float
+    message: str = ""
+
+    STATES = ("passed", "failed", "skipped", "pending")
+
+
+def read_junit(text: str) -> list[Outcome]:
+    """Every spec of a Ginkgo JUnit report (the suite's BeforeSuite/AfterSuite included)."""
+    outcomes = []
+    for case in ElementTree.fromstring(text).iter("testcase"):
+        state, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                state, message = "failed", (child.get("message") or child.text or "").strip()
+            elif child.tag == "skipped":
+                found = child.get("message") or ""
+                state = "pending" if "pending" in found.lower() else "skipped"
+        outcomes.append(
+            Outcome(str(case.get("name", "")), state, float(case.get("time") or 0), message)
+        )
+    return outcomes
+
+
+def specs(outcomes: Sequence[Outcome]) -> list[Outcome]:
+    """The specs (`[It] ...`), not the suite's setup nodes ([BeforeSuite], [AfterSuite], ...)."""
+    return [o for o in outcomes if o.name.startswith("[It]")]
+
+
+def summary(outcomes: Sequence[Outcome]) -> str:
+    found = specs(outcomes)
+    counts = {s: sum(1 for o in found if o.state == s) for s in Outcome.STATES}
+    ran = counts["passed"] + counts["failed"]
+    return (
+        f"olm-py passes {counts['passed']} of {ran} specs run "
+        f"({counts['skipped']} skipped or not selected, {counts['pending']} pending)"
+    )
+
+
+def _run(args: argparse.Namespace, progress: Progress) -> int:
+    from olm.devcluster import manifests, registry
+    from olm.devcluster.cluster import DevCluster
+
+    binary = ensure_suite(progress)
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    state = Path(tempfile.mkdtemp(prefix="olm-e2e-cluster-"))
+    cluster = DevCluster(state, binaries=ensure_binaries(progress=progress), progress=progress)
+    operator: subprocess.Popen[bytes] | None = None
+    try:
+        cluster.up()
+        manifests.install(cluster)
+        env = {**os.environ, **cluster.env()}
+        with (out / "olm-run.log").open("wb") as log:
+            operator = subprocess.Popen(
+                [sys.executable, "-m", "olm.cli", "run"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        image = env.get(registry.SAMPLES_IMAGE_ENV)
+        if not image:
+            progress.say("error: the local cluster published no samples image (olm dev status)")
+            return 1
+        cluster.kubectl("apply", "-f", "-", stdin=json.dumps(default_catalog(image)))
+        progress.say(f"Waiting for {DEFAULT_CATALOG} to be synced (registryService, READY)")
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            status = (
+                json.loads(
+                    cluster.kubectl(
+                        "get", "catsrc", DEFAULT_CATALOG, "-n", OLM_NAMESPACE, "-o", "json"
+                    )
+                ).get("status")
+                or {}
+            )
+            ready = (status.get("connectionState") or {}).get("lastObservedState") == "READY"
+            if ready and status.get("registryService"):
+                break
+            time.sleep(1)
+        else:
+            progress.say(f"error: {DEFAULT_CATALOG} was not synced: {status}")
+            return 1
+        report = out / "junit.xml"
+        argv = suite_argv(
+            binary,
+            cluster.kubeconfig_path,
+            report,
+            focus=args.focus,
+            skip=args.skip,
+            budget=args.budget,
+        )
+        progress.say("Running: " + " ".join(argv))
+        with (out / "suite.log").open("wb") as log:
+            subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=binary.parent)
+        if not report.is_file():
+            progress.say(f"error: the suite wrote no report; see {out / 'suite.log'}")
+            return 1
+        outcomes = read_junit(report.read_text())
+        (out / "outcomes.json").write_text(
+            json.dumps([o.__dict__ for o in outcomes], indent=2) + "\n"
+        )
+        for outcome in outcomes:
+            if outcome.state in ("passed", "failed"):
+                print(f"{outcome.state:7} {outcome.seconds:7.1f}s  {outcome.name}")
+        print(summary(outcomes))
+        return 0
+    finally:
+        if operator is not None:
+            operator.terminate()
+            try:
+                operator.wait(20)
+            except subprocess.TimeoutExpired:
+                operator.kill()
+        if not args.keep:
+            cluster.down()
+            shutil.rmtree(state, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m olm.devcluster.olm_e2e")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("build", help="build or reuse olm-e2e.test")
+    run = sub.add_parser("run", help="run the suite against olm-py on a fresh local cluster")
+    run.add_argument("--focus", default="", help="a Ginkgo focus regex (default: every spec)")
+    run.add_argument("--skip", default="", help="a Ginkgo skip regex")
+    run.add_argument("--budget", default=RUN_BUDGET, help="time budget of the whole run")
+    run.add_argument("--out", default="olm-e2e-results", help="where reports and logs go")
+    run.add_argument("--keep", action="store_true", help="leave the cluster up afterwards")
+    args = parser.parse_args(argv)
+    progress = Progress()
+    try:
+        if args.command == "build":
+            print(ensure_suite(progress))
+            return 0
+        return _run(args, progress)
+    except BuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
