@@ -442,9 +442,6 @@ def decide(world: World) -> Plan:
 
     if phase == CsvPhase.DELETING:
         return Plan(delete_csv=True)
-    if reason == CsvReason.INSTALL_COMPONENT_FAILED_NO_RETRY:
-        return Plan()
-
     if not world.operator_groups:
         return transition(
             world,
@@ -738,17 +735,24 @@ def install_failed(world: World, message: str, *, forbidden: bool = False) -> Pl
     A refusal with the same message as the CSV's Failed status changes nothing (no write, no
     event); a retryable one is tried again after RETRY_FAILED_INSTALL_AFTER.
     """
-    if forbidden:  # OLM: a Forbidden error is unrecoverable until the cluster changes
-        return transition(
-            world, CsvPhase.FAILED, CsvReason.INSTALL_COMPONENT_FAILED_NO_RETRY, message
-        )
-    plan = transition(world, CsvPhase.FAILED, CsvReason.INSTALL_COMPONENT_FAILED, message)
+    # OLM: a Forbidden error is unrecoverable until the cluster changes (rights granted to the
+    # OperatorGroup's service account); OLM tries again when RBAC changes, olm-py after the same
+    # pause as any refusal, so a CSV recovers once the rights are there.
+    reason = (
+        CsvReason.INSTALL_COMPONENT_FAILED_NO_RETRY
+        if forbidden
+        else CsvReason.INSTALL_COMPONENT_FAILED
+    )
+    plan = transition(world, CsvPhase.FAILED, reason, message)
     plan.requeue_after = RETRY_FAILED_INSTALL_AFTER
     return plan
 
 
 def _failed(world: World, strategy: Strategy) -> Plan:
-    retry_install = _status(world).get("reason") == CsvReason.INSTALL_COMPONENT_FAILED
+    retry_install = _status(world).get("reason") in (
+        CsvReason.INSTALL_COMPONENT_FAILED,
+        CsvReason.INSTALL_COMPONENT_FAILED_NO_RETRY,
+    )
     if retry_install:
         # Since the last refusal written, not the first: a refusal whose words vary (the API
         # server names one of several bad fields, in no fixed order) must not retry at once.

@@ -59,10 +59,18 @@ def test_the_same_refusal_again_writes_nothing() -> None:
     assert plan.requeue_after == RETRY_FAILED_INSTALL_AFTER
 
 
-def test_a_forbidden_install_does_not_retry() -> None:
+def test_a_forbidden_install_is_retried_once_the_rights_may_be_there() -> None:
+    """OLM's InstallComponentFailedNoRetry, but tried again after the usual pause: a scoped
+    OperatorGroup's service account given the rights later gets its CSV installed (OLM's e2e
+    "insufficient permissions resolve via RBAC")."""
     plan = install_failed(world(csv(phase="InstallReady")), "forbidden", forbidden=True)
     assert moved(plan) == "Failed/InstallComponentFailedNoRetry"
-    assert plan.requeue_after is None
+    assert plan.requeue_after == RETRY_FAILED_INSTALL_AFTER
+    failed = csv(phase="Failed", reason="InstallComponentFailedNoRetry")
+    too_soon = decide(world(failed, now=NOW + datetime.timedelta(seconds=10 - 60)))
+    assert not too_soon.apply and too_soon.requeue_after
+    later = decide(world(failed, now=NOW + datetime.timedelta(seconds=31 - 60)))
+    assert [d["metadata"]["name"] for d in later.apply] == ["op"]
 
 
 @pytest.mark.parametrize(("seconds", "retries"), [(10, False), (31, True), (3600, True)])
