@@ -86,10 +86,10 @@ def test_up_then_down_leaves_no_process_running(tmp_path: Path, binaries: Binari
 
 def check_up_and_down(tmp_path: Path, state: Path) -> None:
     # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, the pod runner and
-    # the local OCI registry (docker-registry).
+    # the local OCI registry (docker-registry, plain HTTP and TLS over one storage).
     running = our_processes(state)
-    assert len(running) == 7, running
-    assert any("docker-registry" in cmdline for cmdline in running)
+    assert len(running) == 8, running
+    assert sum("docker-registry" in cmdline for cmdline in running) == 2
     # ... where the samples catalog and its bundles are published as images.
     env = olm_dev(state, "env")
     assert env.returncode == 0, env.stderr
@@ -97,7 +97,13 @@ def check_up_and_down(tmp_path: Path, state: Path) -> None:
     image = samples.split("=", 1)[1].strip("'\"")
     assert image.endswith("/olm-py/samples-catalog:latest")
     pulled = label_of(parse(image), Options(cache=BlobCache(tmp_path / "images")))
-    assert pulled.labels == {"operators.operatorframework.io.index.configs.v1": "/configs"}
+    assert pulled.labels["operators.operatorframework.io.index.configs.v1"] == "/configs"
+    # The same image over TLS, whose certificate the cluster's CA signed.
+    (tls,) = [line for line in env.stdout.splitlines() if "OLM_REGISTRY_TLS=" in line]
+    over_tls = image.replace(image.split("/")[0], tls.split("=", 1)[1].strip("'\""))
+    assert label_of(parse(over_tls), Options(cache=BlobCache(tmp_path / "tls"))).digest == (
+        pulled.digest
+    )
     again = olm_dev(state, "up")
     assert again.returncode == 0 and "already up" in again.stderr
     pod_network = network.load(state)
