@@ -70,10 +70,10 @@ unit: venv
 integration: setup image reference-olm kubectl-operator
 	$(BIN)/pytest tests/integration -q
 
-e2e: setup kubectl-operator
+e2e: setup kubectl-operator olm-e2e-suite
 	$(BIN)/pytest tests/e2e -q
 
-test: setup lint typecheck contracts image reference-olm kubectl-operator
+test: setup lint typecheck contracts image reference-olm kubectl-operator olm-e2e-suite
 	$(BIN)/pytest tests -q
 
 # `make test` with one CPU burner per core beside it, as a loaded CI machine runs it
