@@ -17,6 +17,20 @@ def rows(output: str) -> list[list[str]]:
     return [line.split() for line in output.strip().splitlines()]
 
 
+def uninstall_everything(kubectl_operator: KubectlOperator, namespace: str) -> str:
+    """`kubectl operator uninstall memcached-operator --delete-all`; what it said."""
+    removed = kubectl_operator(
+        "uninstall",
+        "memcached-operator",
+        "-n",
+        namespace,
+        "--delete-all",
+        f"--timeout={int(STEP_TIMEOUT)}s",
+        timeout=STEP_TIMEOUT + 30,
+    )
+    return str(removed.stdout + removed.stderr)
+
+
 def test_kubectl_finds_the_plugin_and_it_lists_the_catalogs(
     control_plane: ControlPlane, olm_operator: OlmOperator, kubectl_operator: KubectlOperator
 ) -> None:
@@ -142,16 +156,7 @@ def test_browse_install_and_upgrade_with_the_plugin(
         ref["kind"] for ref in refs
     }
 
-    removed = kubectl_operator(
-        "uninstall",
-        "memcached-operator",
-        "-n",
-        namespace,
-        "--delete-all",
-        f"--timeout={int(STEP_TIMEOUT)}s",
-        timeout=STEP_TIMEOUT + 30,
-    )
-    said = removed.stdout + removed.stderr
+    said = uninstall_everything(kubectl_operator, namespace)
     for deleted in (
         'subscription "memcached-operator"',
         'memcached "demo"',
@@ -260,15 +265,7 @@ def test_catalog_add_then_install_from_that_catalog_and_remove_it(
     assert (sub["spec"]["source"], sub["spec"]["sourceNamespace"]) == ("imgcat", namespace)
     wait_phase(plane, namespace, OLD, "Succeeded/InstallSucceeded")
 
-    kubectl_operator(
-        "uninstall",
-        "memcached-operator",
-        "-n",
-        namespace,
-        "--delete-all",
-        f"--timeout={int(STEP_TIMEOUT)}s",
-        timeout=STEP_TIMEOUT + 30,
-    )
+    uninstall_everything(kubectl_operator, namespace)
     removed = kubectl_operator("catalog", "remove", "imgcat", "-n", namespace)
     assert 'catalogsource "imgcat" removed' in removed.stdout + removed.stderr
     assert (

@@ -33,6 +33,10 @@ def _catalogs_of(items: list[dict[str, Any]], name: str = PACKAGE) -> list[str]:
     return sorted(i["status"]["catalogSource"] for i in items if i["metadata"]["name"] == name)
 
 
+def _wait_serving(plane: ControlPlane, what: str) -> None:
+    wait_for(lambda: bool(_listed(plane, "-n", "olm")), timeout=STEP_TIMEOUT, what=what)
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Server]:
     server = Server(tmp_path)
@@ -139,11 +143,7 @@ def test_a_graceful_stop_leaves_a_registration_another_olm_run_has_taken(
     from olm.packages import registration
 
     plane = control_plane
-    wait_for(
-        lambda: bool(_listed(plane, "-n", "olm")),
-        timeout=STEP_TIMEOUT,
-        what="kubectl get packagemanifests to answer",
-    )
+    _wait_serving(plane, "kubectl get packagemanifests to answer")
     service = ("service", registration.SERVICE, "-n", "olm")
     elsewhere = json.dumps({str(registration.PORT): 1})
     patch = {"metadata": {"annotations": {HOST_BRIDGE_ANNOTATION: elsewhere}}}
@@ -157,11 +157,7 @@ def test_a_graceful_stop_leaves_a_registration_another_olm_run_has_taken(
     finally:
         olm_operator.start()
     # Back: the restarted olm run bridges the Service to itself again and serves.
-    wait_for(
-        lambda: bool(_listed(plane, "-n", "olm")),
-        timeout=STEP_TIMEOUT,
-        what="kubectl get packagemanifests to answer from the restarted olm run",
-    )
+    _wait_serving(plane, "kubectl get packagemanifests to answer from the restarted olm run")
     mine = plane.get_json(*service)["metadata"]["annotations"][HOST_BRIDGE_ANNOTATION]
     assert mine != elsewhere
 
@@ -172,11 +168,7 @@ def test_a_graceful_stop_takes_its_own_registration_away(
     from olm.packages import registration
 
     plane = control_plane
-    wait_for(
-        lambda: bool(_listed(plane, "-n", "olm")),
-        timeout=STEP_TIMEOUT,
-        what="kubectl get packagemanifests to answer",
-    )
+    _wait_serving(plane, "kubectl get packagemanifests to answer")
     try:
         olm_operator.stop()
         gone = plane.kubectl("get", "apiservice", registration.APISERVICE, check=False)
@@ -185,8 +177,4 @@ def test_a_graceful_stop_takes_its_own_registration_away(
         assert "NotFound" in gone.stderr
     finally:
         olm_operator.start()
-    wait_for(
-        lambda: bool(_listed(plane, "-n", "olm")),
-        timeout=STEP_TIMEOUT,
-        what="kubectl get packagemanifests to answer from the restarted olm run",
-    )
+    _wait_serving(plane, "kubectl get packagemanifests to answer from the restarted olm run")
