@@ -768,12 +768,18 @@ def _scope_keys(
             keys += [(SCOPE_GROUP, namespace, g) for _, g in store.keys("operatorgroup", namespace)]
         return keys
     if kind == COPIED_CSV:
-        # Our own writes are written through; a copy someone deleted is put back (a copy that
-        # goes with its namespace is not).
+        # Our own writes are written through (the event finds the store already so); a copy
+        # someone deleted is put back, and one whose labels or annotations someone changed is
+        # put back in step or collected (a wrong olm.operatorNamespace) at once, as OLM's
+        # copied-CSV informer does, not at the next resync. A copy that goes with its
+        # namespace is left alone.
         there = store.get("namespace", "", namespace)
-        if deleted and there is not None and not terminating(there):
-            return [(SCOPE_NAMESPACE, "", namespace)]
-        return []
+        if there is None or terminating(there):
+            return []
+        edited = old is not None and any(
+            (_meta(old).get(k) or {}) != (meta.get(k) or {}) for k in ("labels", "annotations")
+        )
+        return [(SCOPE_NAMESPACE, "", namespace)] if deleted or edited else []
     if kind == "operatorgroup":
         keys = [(SCOPE_GROUP, namespace, name)]
         keys += [(SCOPE, namespace, csv) for _, csv in store.keys("csv", namespace)]

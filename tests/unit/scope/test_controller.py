@@ -498,6 +498,12 @@ def test_a_deleted_copy_is_put_back_unless_its_namespace_is_going(woken_store: S
         ("scope-namespace", "", "a")
     ]
     assert scope_keys(COPIED_CSV, copied, store, None) == [], "our own writes wake nothing"
+    assert scope_keys(COPIED_CSV, copied, store, copied) == [], "nor an event of the same"
+    # Someone else changed its olm.operatorNamespace (OLM's e2e "cleanup csvs with bad
+    # namespace annotation"): its namespace's copies are looked at again at once.
+    edited = copy.deepcopy(copied)
+    edited["metadata"].setdefault("annotations", {})["olm.operatorNamespace"] = "elsewhere"
+    assert scope_keys(COPIED_CSV, edited, store, copied) == [("scope-namespace", "", "a")]
     going = namespace("a")
     going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     store.upsert("namespace", going)
