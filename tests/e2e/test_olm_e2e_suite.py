@@ -4,7 +4,8 @@ BeforeSuite finds the default catalog synced (a registryService and a READY conn
 docs/catalogs.md), then the chosen specs run unchanged. The whole suite is `make olm-e2e`
 (docs/olm-e2e.md); these specs are chosen for coverage and speed (under a minute together):
 OperatorGroup status and namespaces, install modes, static provided APIs, a scoped
-OperatorGroup whose service account gets its rights late, and namespace labels."""
+OperatorGroup whose service account gets its rights late, namespace labels, and a copied CSV
+given a wrong olm.operatorNamespace by hand (collected at once)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ FAST_SUBSET = (
     "Operator Group static provider",
     "Operator Group insufficient permissions resolve via RBAC",
     "Operator Group OperatorGroupLabels",
+    "Operator Group cleanup csvs with bad namespace annotation",
 )
 
 
