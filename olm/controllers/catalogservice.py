@@ -112,6 +112,7 @@ class CatalogServices:
         self._lock = threading.Lock()
         self._served: dict[tuple[str, str], _Served] = {}
         self._bridges: tuple[float, bool] | None = None
+        self._said: set[str] = set()
 
     def _bridged(self) -> bool:
         """Whether the cluster offers host bridges (asked at most every BRIDGE_CHECK_SECONDS)."""
@@ -163,9 +164,10 @@ class CatalogServices:
             if found is None or not contains(found, wanted):
                 self.gateway.apply(wanted)
         except GatewayError as exc:
-            log.warning(
-                "registry Service %s/%s of catalog %s not written: %s", key[0], name, key[1], exc
-            )
+            said = f"registry Service {key[0]}/{name} of catalog {key[1]} not written: {exc}"
+            if said not in self._said:  # once per cause, not at every read of the catalog
+                self._said.add(said)
+                log.warning("%s", said)
             return None
         return str(name)
 
