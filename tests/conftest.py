@@ -167,6 +167,8 @@ def _olm_run_stacks(operator: OlmOperator) -> str:
     if process is None or process.poll() is not None:
         return ""
     size = operator.log_path.stat().st_size
+    if size <= operator.started_at:
+        return ""  # just started: no handler for SIGUSR1 yet, which would kill it
     process.send_signal(signal.SIGUSR1)
     text, previous = "", None
     deadline = time.monotonic() + 5
@@ -214,8 +216,12 @@ class OlmOperator:
         self.plane = plane
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
+        self.started_at = 0
 
     def start(self) -> None:
+        # Where this process's output begins: until it has written something it may not have
+        # installed its SIGUSR1 handler yet, and the signal would kill it (_olm_run_stacks).
+        self.started_at = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "olm.cli", "run", "--resync=30"],

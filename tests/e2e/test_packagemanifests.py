@@ -134,34 +134,6 @@ def test_browse_the_catalogs_then_read_one_package(
     )
 
 
-def test_a_graceful_stop_leaves_a_registration_another_olm_run_has_taken(
-    control_plane: ControlPlane, olm_operator: OlmOperator, pod_network: None
-) -> None:
-    """`olm run` on the host removes the APIService and its bridged Service when it stops, but
-    not once the Service leads to another `olm run` (a successor started meanwhile)."""
-    from olm.api.devbridge import HOST_BRIDGE_ANNOTATION
-    from olm.packages import registration
-
-    plane = control_plane
-    _wait_serving(plane, "kubectl get packagemanifests to answer")
-    service = ("service", registration.SERVICE, "-n", "olm")
-    elsewhere = json.dumps({str(registration.PORT): 1})
-    patch = {"metadata": {"annotations": {HOST_BRIDGE_ANNOTATION: elsewhere}}}
-    plane.kubectl("patch", *service, "--type=merge", "-p", json.dumps(patch))
-    try:
-        olm_operator.stop()
-        assert olm_operator.process is not None and olm_operator.process.returncode == 0
-        still = plane.get_json(*service)
-        assert still["metadata"]["annotations"][HOST_BRIDGE_ANNOTATION] == elsewhere
-        plane.get_json("apiservice", registration.APISERVICE)
-    finally:
-        olm_operator.start()
-    # Back: the restarted olm run bridges the Service to itself again and serves.
-    _wait_serving(plane, "kubectl get packagemanifests to answer from the restarted olm run")
-    mine = plane.get_json(*service)["metadata"]["annotations"][HOST_BRIDGE_ANNOTATION]
-    assert mine != elsewhere
-
-
 def test_a_graceful_stop_takes_its_own_registration_away(
     control_plane: ControlPlane, olm_operator: OlmOperator, pod_network: None
 ) -> None:
