@@ -53,7 +53,15 @@ from olm.scope.apiroles import (
     operator_group_cluster_roles,
     operator_group_cluster_roles_to_delete,
 )
-from olm.scope.copies import CopyMeta, CopyPrototype, copy_prototype, dangling_reason, is_copied
+from olm.scope.copies import (
+    CopyMeta,
+    CopyPrototype,
+    copy_prototype,
+    dangling_reason,
+    is_copied,
+    status_digest,
+    status_edited,
+)
 from olm.scope.decide import (
     ScopePlan,
     ScopeSnapshot,
@@ -114,6 +122,17 @@ def terminating(namespace: Mapping[str, Any] | None) -> bool:
 def _namespace_going(exc: GatewayError) -> bool:
     """The API server refuses new objects in a namespace being deleted (403)."""
     return exc.status == 403 and "being terminated" in str(exc)
+
+
+def _status_edited(copy: Mapping[str, Any], store: Store) -> bool:
+    """Whether someone else wrote a copy's status: neither the status its annotation records
+    nor its original's current one (which olm-py writes before recording it)."""
+    if not status_edited(copy):
+        return False
+    meta = _meta(copy)
+    origin = (meta.get("labels") or {}).get(Label.COPIED_FROM)
+    original = store.get("csv", str(origin), str(meta.get("name"))) if origin else None
+    return original is None or status_digest(copy) != copy_prototype(original).status_hash
 
 
 def trim(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -769,17 +788,20 @@ def _scope_keys(
         return keys
     if kind == COPIED_CSV:
         # Our own writes are written through (the event finds the store already so); a copy
-        # someone deleted is put back, and one whose labels or annotations someone changed is
-        # put back in step or collected (a wrong olm.operatorNamespace) at once, as OLM's
-        # copied-CSV informer does, not at the next resync. A copy that goes with its
-        # namespace is left alone.
+        # someone deleted is put back, and one whose labels, annotations or status someone
+        # changed is put back in step or collected (a wrong olm.operatorNamespace) at once, as
+        # OLM does, not at the next resync. A copy that goes with its namespace is left alone.
         there = store.get("namespace", "", namespace)
         if there is None or terminating(there):
             return []
         edited = old is not None and any(
             (_meta(old).get(k) or {}) != (meta.get(k) or {}) for k in ("labels", "annotations")
         )
-        return [(SCOPE_NAMESPACE, "", namespace)] if deleted or edited else []
+        return (
+            [(SCOPE_NAMESPACE, "", namespace)]
+            if deleted or edited or _status_edited(obj, store)
+            else []
+        )
     if kind == "operatorgroup":
         keys = [(SCOPE_GROUP, namespace, name)]
         keys += [(SCOPE, namespace, csv) for _, csv in store.keys("csv", namespace)]

@@ -569,7 +569,14 @@ def _pending(world: World, strategy: Strategy) -> Plan:
         or _apiservice_conflict(world)
     )
     if conflict:
-        return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
+        # The requirements were checked: their status stays, as OLM sets it before this check.
+        return transition(
+            world,
+            CsvPhase.FAILED,
+            CsvReason.OWNER_CONFLICT,
+            conflict,
+            requirementStatus=entries,
+        )
     old_phase = (old.get("status") or {}).get("phase") if old is not None else None
     if old is not None and old_phase != CsvPhase.REPLACING:
         # Wait for the old CSV to step aside. A Succeeded one does so on its next decision,

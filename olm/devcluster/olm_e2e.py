@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from olm.devcluster.build import BuildError, ensure_binaries
+from olm.devcluster.cluster import DevCluster
+from olm.devcluster.ports import LOOPBACK
 from olm.devcluster.progress import QUIET, Progress
 from olm.devcluster.reference import OLM_MODULE, OLM_VERSION
 from olm.devcluster.tools import GoRun, ensure_tool
@@ -46,6 +49,15 @@ OLM_NAMESPACE = "olm"
 OPERATORS_NAMESPACE = "operators"
 DEFAULT_CATALOG = "operatorhubio-catalog"
 RUN_BUDGET = "90m"
+# The suite's spec files, in five shards of about 40 specs each that run at once, each against a
+# cluster of its own (the specs mostly wait; the whole suite in one process takes hours here).
+SHARDS: tuple[tuple[str, ...], ...] = (
+    ("subscription", "bundle", "deprecated", "catalog_exclusion"),
+    ("csv", "gc", "fail_forward"),
+    ("installplan", "user_defined_sa", "operator_condition", "scoped_client", "resource_manager"),
+    ("catalog", "packagemanifest", "crd", "magic_catalog", "dynamic_resource", "catsrc_pod_config"),
+    ("webhook", "operator_groups", "metrics", "disabling_copied_csv", "operator"),
+)
 
 
 def suite_dir(version: str = OLM_VERSION) -> Path:
@@ -111,6 +123,7 @@ def suite_argv(
     focus: str = "",
     skip: str = "",
     budget: str = RUN_BUDGET,
+    files: Sequence[str] = (),
     extra: Sequence[str] = (),
 ) -> list[str]:
     """The suite's command line, as OLM's Makefile runs it, for a cluster with olm-py."""
@@ -129,7 +142,18 @@ def suite_argv(
         argv.append(f"-ginkgo.focus={focus}")
     if skip:
         argv.append(f"-ginkgo.skip={skip}")
+    argv += [f"-ginkgo.focus-file=/{name}(_e2e)?_test\\.go$" for name in files]
     return [*argv, *extra]
+
+
+def default_catalog_at(address: str) -> dict[str, object]:
+    """The default catalog served at a gRPC `address` (the reference OLM's run)."""
+    catalog = default_catalog("")
+    spec = catalog["spec"]
+    assert isinstance(spec, dict)
+    spec.pop("image")
+    spec["address"] = address
+    return catalog
 
 
 def default_catalog(image: str) -> dict[str, object]:
@@ -179,60 +203,74 @@ def specs(outcomes: Sequence[Outcome]) -> list[Outcome]:
     return [o for o in outcomes if o.name.startswith("[It]")]
 
 
-def summary(outcomes: Sequence[Outcome]) -> str:
+def summary(outcomes: Sequence[Outcome], who: str = "olm-py") -> str:
     found = specs(outcomes)
     counts = {s: sum(1 for o in found if o.state == s) for s in Outcome.STATES}
     ran = counts["passed"] + counts["failed"]
     return (
-        f"olm-py passes {counts['passed']} of {ran} specs run "
+        f"{who} passes {counts['passed']} of {ran} specs run "
         f"({counts['skipped']} skipped or not selected, {counts['pending']} pending)"
     )
 
 
-def _run(args: argparse.Namespace, progress: Progress) -> int:
-    from olm.devcluster import manifests, registry
-    from olm.devcluster.cluster import DevCluster
+def _start_olm_py(cluster: DevCluster, out: Path, progress: Progress) -> dict[str, object]:
+    """olm-py on `cluster` (its CRDs, namespaces, `olm run`); the default catalog to apply."""
+    from olm.devcluster import manifests, registry, service_hosts
 
+    cluster.up()
+    manifests.install(cluster)
+    # Address catalogs of the suite name a Service (`<svc>.<ns>.svc:50051`); `olm run` runs on
+    # this machine, so it gets the Services' names as the reference OLM does (service_hosts).
+    hosts = cluster.state_dir / "service-hosts"
+    service_hosts.keep_named(cluster.start_process, cluster.kubeconfig_path, hosts)
+    env = {**os.environ, **cluster.env(), "GRPC_DNS_RESOLVER": "native"}
+    argv = [sys.executable, "-m", "olm.cli", "run"]
+    cluster.start_process("olm-run", service_hosts.with_service_hosts(hosts, argv), env=env)
+    image = env.get(registry.SAMPLES_IMAGE_ENV)
+    if not image:
+        raise BuildError("the local cluster published no samples image (olm dev status)")
+    return default_catalog(image)
+
+
+def _start_reference(cluster: DevCluster, out: Path, progress: Progress) -> dict[str, object]:
+    """The real OLM on `cluster` (`olm dev up --reference-olm`); the default catalog to apply:
+    the same samples catalog, served by `opm serve` (OLM would run the image in a pod, which
+    kwok only simulates)."""
+    from olm.devcluster.reference_cluster import up_reference
+
+    up_reference(cluster)
+    port = (cluster.reference_olm() or {}).get("samples_port")
+    return default_catalog_at(f"{LOOPBACK}:{port}")
+
+
+def _await_synced(cluster: DevCluster, progress: Progress) -> None:
+    progress.say(f"Waiting for {DEFAULT_CATALOG} to be synced (registryService, READY)")
+    status: dict[str, object] = {}
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        found = json.loads(
+            cluster.kubectl("get", "catsrc", DEFAULT_CATALOG, "-n", OLM_NAMESPACE, "-o", "json")
+        )
+        status = found.get("status") or {}
+        connection = status.get("connectionState") or {}
+        ready = isinstance(connection, dict) and connection.get("lastObservedState") == "READY"
+        if ready and status.get("registryService"):
+            return
+        time.sleep(1)
+    raise BuildError(f"{DEFAULT_CATALOG} was not synced: {status}")
+
+
+def _run(args: argparse.Namespace, progress: Progress) -> int:
     binary = ensure_suite(progress)
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     state = Path(tempfile.mkdtemp(prefix="olm-e2e-cluster-"))
     cluster = DevCluster(state, binaries=ensure_binaries(progress=progress), progress=progress)
-    operator: subprocess.Popen[bytes] | None = None
+    start = _start_reference if args.reference else _start_olm_py
     try:
-        cluster.up()
-        manifests.install(cluster)
-        env = {**os.environ, **cluster.env()}
-        with (out / "olm-run.log").open("wb") as log:
-            operator = subprocess.Popen(
-                [sys.executable, "-m", "olm.cli", "run"],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-        image = env.get(registry.SAMPLES_IMAGE_ENV)
-        if not image:
-            progress.say("error: the local cluster published no samples image (olm dev status)")
-            return 1
-        cluster.kubectl("apply", "-f", "-", stdin=json.dumps(default_catalog(image)))
-        progress.say(f"Waiting for {DEFAULT_CATALOG} to be synced (registryService, READY)")
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            status = (
-                json.loads(
-                    cluster.kubectl(
-                        "get", "catsrc", DEFAULT_CATALOG, "-n", OLM_NAMESPACE, "-o", "json"
-                    )
-                ).get("status")
-                or {}
-            )
-            ready = (status.get("connectionState") or {}).get("lastObservedState") == "READY"
-            if ready and status.get("registryService"):
-                break
-            time.sleep(1)
-        else:
-            progress.say(f"error: {DEFAULT_CATALOG} was not synced: {status}")
-            return 1
+        catalog = start(cluster, out, progress)
+        cluster.kubectl("apply", "-f", "-", stdin=json.dumps(catalog))
+        _await_synced(cluster, progress)
         report = out / "junit.xml"
         argv = suite_argv(
             binary,
@@ -241,8 +279,10 @@ def _run(args: argparse.Namespace, progress: Progress) -> int:
             focus=args.focus,
             skip=args.skip,
             budget=args.budget,
+            files=SHARDS[args.shard - 1] if args.shard else (),
         )
         progress.say("Running: " + " ".join(argv))
+        env = {**os.environ, **cluster.env()}
         with (out / "suite.log").open("wb") as log:
             subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=binary.parent)
         if not report.is_file():
@@ -255,18 +295,55 @@ def _run(args: argparse.Namespace, progress: Progress) -> int:
         for outcome in outcomes:
             if outcome.state in ("passed", "failed"):
                 print(f"{outcome.state:7} {outcome.seconds:7.1f}s  {outcome.name}")
-        print(summary(outcomes))
+        print(summary(outcomes, "the reference OLM" if args.reference else "olm-py"))
         return 0
     finally:
-        if operator is not None:
-            operator.terminate()
-            try:
-                operator.wait(20)
-            except subprocess.TimeoutExpired:
-                operator.kill()
+        logs = state / "logs"
+        if logs.is_dir():  # olm run's (or the real OLM's) logs, beside the suite's
+            shutil.copytree(logs, out / "logs", dirs_exist_ok=True)
         if not args.keep:
             cluster.down()
             shutil.rmtree(state, ignore_errors=True)
+
+
+def _run_shards(args: argparse.Namespace, progress: Progress) -> int:
+    """Every shard at once, each `run --shard K` in a process (and on a cluster) of its own;
+    their reports merged into one."""
+    ensure_suite(progress)  # built once, before the shards race for it
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    children = []
+    for number in range(1, len(SHARDS) + 1):
+        argv = [sys.executable, "-m", "olm.devcluster.olm_e2e", "run", f"--shard={number}"]
+        argv += [
+            f"--skip={args.skip}",
+            f"--budget={args.budget}",
+            f"--out={out / f'shard-{number}'}",
+        ]
+        argv += ["--reference"] if args.reference else []
+        argv += ["--keep"] if args.keep else []
+        log = (out / f"shard-{number}.log").open("wb")
+        progress.say(f"Shard {number} ({', '.join(SHARDS[number - 1])}): {log.name}")
+        children.append((subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT), log))
+    try:
+        for child, log in children:
+            child.wait()
+            log.close()
+    finally:
+        for child, _ in children:
+            if child.poll() is None:
+                child.terminate()
+                child.wait()
+    outcomes = []
+    for number in range(1, len(SHARDS) + 1):
+        report = out / f"shard-{number}" / "junit.xml"
+        if report.is_file():
+            outcomes += read_junit(report.read_text())
+        else:
+            progress.say(f"error: shard {number} wrote no report; see {out}/shard-{number}.log")
+    (out / "outcomes.json").write_text(json.dumps([o.__dict__ for o in outcomes], indent=2) + "\n")
+    print(summary(outcomes, "the reference OLM" if args.reference else "olm-py"))
+    return 0 if all(c.returncode == 0 for c, _ in children) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -279,12 +356,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--budget", default=RUN_BUDGET, help="time budget of the whole run")
     run.add_argument("--out", default="olm-e2e-results", help="where reports and logs go")
     run.add_argument("--keep", action="store_true", help="leave the cluster up afterwards")
+    run.add_argument(
+        "--shard",
+        type=int,
+        default=0,
+        choices=range(1, len(SHARDS) + 1),
+        help="run one shard of the suite's spec files (default: all shards at once)",
+    )
+    run.add_argument(
+        "--serial", action="store_true", help="every spec in one process, on one cluster"
+    )
+    run.add_argument(
+        "--reference",
+        action="store_true",
+        help="run the suite against the real OLM v0.38.0 instead (`olm dev up --reference-olm`)",
+    )
     args = parser.parse_args(argv)
     progress = Progress()
+    # `kill` (and a shard's parent ending) must still take the cluster down.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         if args.command == "build":
             print(ensure_suite(progress))
             return 0
+        if args.shard == 0 and not (args.focus or args.serial or args.reference):
+            return _run_shards(args, progress)
         return _run(args, progress)
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -62,6 +62,14 @@ PROGRAMS: dict[str, str] = {
     # A validating webhook that answers with its own message (docs/pod-network.md).
     "olm-py.local/echo-webhook": "olm.samples.echo_webhook",
 }
+# Image repository -> the Python module that stands in for the image's own command: it gets the
+# container's command (without the program's name) and args. The real OLM's catalog operator
+# serves a ConfigMap catalog from a pod of this image (`configmap-server -c <cm> -n <ns>`).
+STAND_INS: dict[str, str] = {
+    "quay.io/operator-framework/configmap-operator-registry": "olm.devcluster.standin_configmap_server",
+    # OLM's e2e suite serves file-based catalogs from pods of opm (`opm serve /opt/olm`).
+    "quay.io/operator-framework/opm": "olm.devcluster.standin_opm",
+}
 RESTART_DELAY = 2.0
 POD_IP_ENV = "POD_IP"
 
@@ -91,7 +99,8 @@ def olm_executable() -> list[str]:
 
 
 def program_for(image: str, container: dict[str, Any] | None = None) -> list[str] | None:
-    """The command line for a local sample image or the olm-py image, else None.
+    """The command line for a local sample image, a stand-in's image or the olm-py image, else
+    None.
 
     The olm-py image runs the container's `command` (its entrypoint is `olm`) and `args` with
     this venv's `olm` in place of the image's.
@@ -103,6 +112,13 @@ def program_for(image: str, container: dict[str, Any] | None = None) -> list[str
         if Path(command[0]).name != "olm":
             return None  # not the olm command: nothing this runner knows how to run
         return [*olm_executable(), *command[1:], *(str(arg) for arg in spec.get("args") or [])]
+    stand_in = STAND_INS.get(repository)
+    if stand_in is not None:
+        spec = container or {}
+        given = [
+            str(part) for part in [*(spec.get("command") or [])[1:], *(spec.get("args") or [])]
+        ]
+        return [sys.executable, "-m", stand_in, *given]
     module = PROGRAMS.get(repository)
     if module is None:
         return None

@@ -55,6 +55,7 @@ from olm.devcluster.ports import LOOPBACK, is_listening
 from olm.devcluster.progress import QUIET, Progress
 from olm.devcluster.reference_packageserver import PACKAGE_SERVER
 from olm.devcluster.reference_packageserver import healthy as package_server_healthy
+from olm.devcluster.service_hosts import PROCESS as SERVICE_HOSTS_PROCESS
 from olm.devcluster.versions import cache_root
 
 OLM_VERSION = "v0.38.0"
@@ -91,7 +92,14 @@ UTIL_IMAGE = "quay.io/operator-framework/olm:master"
 OLM_OPERATOR = "olm-operator"
 CATALOG_OPERATOR = "catalog-operator"
 SAMPLES_SERVER = "samples-catalog"
-PROCESSES: tuple[str, ...] = (SAMPLES_SERVER, CATALOG_OPERATOR, OLM_OPERATOR, PACKAGE_SERVER)
+SERVICE_HOSTS = SERVICE_HOSTS_PROCESS  # the Services' names for OLM's processes
+PROCESSES: tuple[str, ...] = (
+    SAMPLES_SERVER,
+    SERVICE_HOSTS,
+    CATALOG_OPERATOR,
+    OLM_OPERATOR,
+    PACKAGE_SERVER,
+)
 
 # Hard-coded in OLM (pkg/lib/server: `:8080`, or `:8443` with TLS), on all interfaces.
 OLM_HEALTH_PORT = 8080

@@ -21,7 +21,7 @@ from typing import Any
 
 from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE
 from olm.data import SAMPLES_CATALOG
-from olm.devcluster import network
+from olm.devcluster import network, service_hosts
 from olm.devcluster import reference_packageserver as packageserver
 from olm.devcluster.build import Binaries, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
@@ -41,6 +41,7 @@ from olm.devcluster.reference import (
     PROCESSES,
     SAMPLES_SERVER,
     SAMPLES_SOURCE,
+    SERVICE_HOSTS,
     ReferenceOlmBinaries,
     Tls,
     busy_ports_message,
@@ -170,8 +171,11 @@ class _Starter:
         tls = Tls(tls_dir / "tls.crt", tls_dir / "tls.key")
         if not (tls.cert.is_file() and tls.key.is_file()):
             tls = make_tls(tls_dir)
+        self.name_services()
         argvs = {
-            CATALOG_OPERATOR: catalog_operator_argv(self.olm, kubeconfig, tls),
+            CATALOG_OPERATOR: service_hosts.with_service_hosts(
+                self.hosts, catalog_operator_argv(self.olm, kubeconfig, tls)
+            ),
             OLM_OPERATOR: olm_operator_argv(self.olm),
         }
         checks = {OLM_OPERATOR: olm_operator_healthy, CATALOG_OPERATOR: catalog_operator_healthy}
@@ -184,6 +188,18 @@ class _Starter:
             started.append(name)
         for name in started:
             self.await_process(name, checks[name])
+
+    @property
+    def hosts(self) -> Path:
+        return self.dir / "hosts"
+
+    def name_services(self) -> None:
+        """The hosts file that names the cluster's Services for OLM's processes (which dial
+        `<service>.<namespace>.svc`), kept up to date by a process of the cluster."""
+        if SERVICE_HOSTS not in self.running():
+            service_hosts.keep_named(
+                self.cluster.start_process, self.cluster.kubeconfig_path, self.hosts
+            )
 
     def await_process(self, name: str, check: Callable[[], tuple[bool, str]]) -> None:
         record = self.record(name)
@@ -232,8 +248,11 @@ class _Starter:
             )
             kubeconfig = self.cluster.kubeconfig_path
             account = self.service_account()
-            argv = packageserver.in_cluster(
-                account, packageserver.argv(self.olm.package_server, kubeconfig, port, files)
+            argv = service_hosts.with_service_hosts(
+                self.hosts,
+                packageserver.in_cluster(
+                    account, packageserver.argv(self.olm.package_server, kubeconfig, port, files)
+                ),
             )
             env = {
                 **reference_env({**os.environ, **self.cluster.env()}, kubeconfig),

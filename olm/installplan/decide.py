@@ -335,6 +335,22 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
             if (m["kind"] in kinds if kinds is not None else m["kind"] not in (CRD_KIND, CSV_KIND))
         ]
 
+    def create_csvs(before: int | None = None) -> list[Action]:
+        """Create the CSV steps not done yet (only those before step `before`); created, never
+        overwritten."""
+        created = []
+        for index in stage({CSV_KIND}):
+            if done(index) or (before is not None and index > before):
+                continue
+            manifest = manifests[index]
+            if snapshot.objects.get(step_ref(manifest)) is not None:
+                mark(index, StepStatus.PRESENT)
+                continue
+            body = managed(copy.deepcopy(dict(manifest)))
+            created.append(Action(index, Verb.CREATE, body, StepStatus.CREATED))
+            mark(index, StepStatus.CREATED)
+        return created
+
     # 1. CRDs, and the wait for them to be Established.
     waiting: list[int] = []
     for index in stage({CRD_KIND}):
@@ -361,7 +377,11 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
             continue
         problem = crd_upgrade_problem(live, manifest, snapshot.custom_resources)
         if problem:
-            return _fail(new, step_error(manifest, problem), now)
+            # OLM runs a plan's steps in order, and a bundle's CSV step comes before its CRDs:
+            # when a CRD update is refused, the CSVs before it already exist (OLM's own CRD
+            # specs delete that CSV before subscribing again).
+            before = [*actions, *create_csvs(before=index)]
+            return replace(_fail(new, step_error(manifest, problem), now), actions=tuple(before))
         actions.append(Action(index, Verb.APPLY, body, StepStatus.PRESENT))
         mark(index, StepStatus.PRESENT)
         if not is_established(live):
@@ -378,20 +398,9 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
         return Plan(tuple(actions), new, requeue_after=WAIT_FOR_API_SECONDS)
 
     # 2. CSVs: created, never overwritten.
-    created_csv = False
-    for index in stage({CSV_KIND}):
-        if done(index):
-            continue
-        manifest = manifests[index]
-        if snapshot.objects.get(step_ref(manifest)) is not None:
-            mark(index, StepStatus.PRESENT)
-        else:
-            body = managed(copy.deepcopy(dict(manifest)))
-            actions.append(Action(index, Verb.CREATE, body, StepStatus.CREATED))
-            mark(index, StepStatus.CREATED)
-            created_csv = True
-    if created_csv:
-        return Plan(tuple(actions), new, again=True)  # the rest needs the new CSVs' uids
+    created = create_csvs()
+    if created:  # the rest needs the new CSVs' uids
+        return Plan((*actions, *created), new, again=True)
 
     # 3. Everything else, owned by the CSVs. Bundle Services, ConfigMaps and Secrets get a
     # non-blocking ownerReference to the CSV their step resolves, as OLM's ExecutePlan adds.

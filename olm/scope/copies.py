@@ -86,6 +86,27 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# Where a metadata-only cache entry of a copy keeps the digest of the copy's actual status (the
+# same digest as its statusCopyHash annotation when nobody but olm-py wrote that status).
+STATUS_DIGEST_KEY = "statusDigest"
+
+
+def status_digest(copy: Mapping[str, Any]) -> str | None:
+    """The digest of a copy's actual status: computed from a full object, kept by a cache entry
+    (`STATUS_DIGEST_KEY`); None when neither says."""
+    if STATUS_DIGEST_KEY in copy:
+        return str(copy[STATUS_DIGEST_KEY])
+    return _digest(copy["status"]) if isinstance(copy.get("status"), Mapping) else None
+
+
+def status_edited(copy: Mapping[str, Any]) -> bool:
+    """Whether someone other than olm-py wrote the copy's status: it is not the status its
+    statusCopyHash annotation says olm-py wrote (OLM puts such a copy back in step)."""
+    actual = status_digest(copy)
+    written = (_meta(copy).get("annotations") or {}).get(CopyAnnotation.STATUS_HASH)
+    return actual is not None and written is not None and actual != written
+
+
 @dataclass(frozen=True)
 class CopyMeta:
     """What a metadata-only cache knows about an existing copied CSV."""
@@ -95,6 +116,7 @@ class CopyMeta:
     uid: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
+    status_edited: bool = False  # its status is not the one olm-py wrote (`status_edited`)
 
     @classmethod
     def of(cls, csv: Mapping[str, Any]) -> CopyMeta:
@@ -105,6 +127,7 @@ class CopyMeta:
             str(meta.get("uid") or ""),
             dict(meta.get("labels") or {}),
             dict(meta.get("annotations") or {}),
+            status_edited(csv),
         )
 
     @property
@@ -311,7 +334,10 @@ def _write(proto: CopyPrototype, namespace: str, existing: CopyMeta | None) -> C
     if existing is None:
         return CopyWrite(namespace, True, body, dict(proto.status))
     spec_stale = existing.annotations.get(CopyAnnotation.NON_STATUS_HASH) != proto.spec_hash
-    status_stale = existing.annotations.get(CopyAnnotation.STATUS_HASH) != proto.status_hash
+    status_stale = (
+        existing.annotations.get(CopyAnnotation.STATUS_HASH) != proto.status_hash
+        or existing.status_edited
+    )
     if not (spec_stale or status_stale):
         return None
     return CopyWrite(namespace, False, body, dict(proto.status) if status_stale else None)

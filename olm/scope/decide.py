@@ -29,12 +29,14 @@ from olm.csv.rbac import RbacSnapshot
 from olm.install.deployments import is_subset
 from olm.scope.apiroles import ApiRolesPlan, provided_api_cluster_roles
 from olm.scope.copies import (
+    STATUS_DIGEST_KEY,
     CopyMeta,
     CopyPlan,
     CopyPrototype,
     CopySnapshot,
     is_copied,
     plan_copies,
+    status_digest,
 )
 from olm.scope.namespaces import (
     ALL_NAMESPACES,
@@ -93,7 +95,11 @@ def copy_metadata(copy: Mapping[str, Any]) -> dict[str, Any]:
     kept["annotations"] = {
         str(k): annotations[k] for k in COPY_CACHED_ANNOTATIONS if k in annotations
     }
-    return {"apiVersion": copy.get("apiVersion"), "kind": copy.get("kind"), "metadata": kept}
+    trimmed = {"apiVersion": copy.get("apiVersion"), "kind": copy.get("kind"), "metadata": kept}
+    digest = status_digest(copy)
+    if digest is not None:  # whether its status is the one olm-py wrote (copies.status_edited)
+        trimmed[STATUS_DIGEST_KEY] = digest
+    return trimmed
 
 
 def copy_status(status: Mapping[str, Any]) -> dict[str, Any]:

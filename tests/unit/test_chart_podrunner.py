@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from olm.devcluster.podrunner import (
     program_for,
     resolve_env,
 )
+from olm.devcluster.standin_opm import localize, opm_argv
 
 OLM = olm_executable()
 
@@ -57,6 +59,24 @@ def test_program_for_sample_images_is_unchanged() -> None:
     assert program_for("registry.invalid/tiny:1") is None
 
 
+def test_the_real_olms_configmap_server_pod_runs_its_stand_in() -> None:
+    """OLM's catalog operator serves a ConfigMap catalog from a pod of this image."""
+    container = {"command": ["configmap-server", "-c", "cm", "-n", "ns"], "args": ["--debug"]}
+    command = program_for(
+        "quay.io/operator-framework/configmap-operator-registry:latest", container
+    )
+    assert command is not None
+    assert command[1:] == [
+        "-m",
+        "olm.devcluster.standin_configmap_server",
+        "-c",
+        "cm",
+        "-n",
+        "ns",
+        "--debug",
+    ]
+
+
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
@@ -88,3 +108,32 @@ def test_the_downward_api_env_of_the_chart() -> None:
     }
     pod = {"metadata": {"name": "olm-py-abc", "namespace": "olm"}, "spec": {}}
     assert resolve_env(container, pod) == {"POD_NAME": "olm-py-abc", "POD_NAMESPACE": "olm"}
+
+
+def test_an_opm_pod_runs_the_local_opm_on_its_mounted_catalog(tmp_path: Path) -> None:
+    command = program_for(
+        "quay.io/operator-framework/opm", {"command": ["opm", "serve", "/opt/olm"]}
+    )
+    assert command is not None and command[1:] == [
+        "-m",
+        "olm.devcluster.standin_opm",
+        "serve",
+        "/opt/olm",
+    ]
+    mounts = {"/opt/olm": str(tmp_path / "catalog"), "/opt": str(tmp_path / "other")}
+    argv = opm_argv(
+        Path("/bin/opm"), ["serve", "/opt/olm/sub", "-p", "50051"], mounts, tmp_path / "t"
+    )
+    assert argv == [
+        "/bin/opm",
+        "serve",
+        f"{tmp_path}/catalog/sub",
+        "-p",
+        "50051",
+        "-t",
+        f"{tmp_path}/t",
+    ]
+    assert localize(["/opt/olmx", "/opt"], mounts) == [
+        f"{tmp_path}/other/olmx",
+        f"{tmp_path}/other",
+    ]

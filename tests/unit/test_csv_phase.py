@@ -289,7 +289,14 @@ def test_owner_conflict_outside_the_replacement_chain() -> None:
     theirs = csv(
         "b.v1", phase="Succeeded", reason="InstallSucceeded", customresourcedefinitions=crd
     )
-    assert moved(decide(world(mine, others=[theirs], crds=established))) == "Failed/OwnerConflict"
+    plan = decide(world(mine, others=[theirs], crds=established))
+    assert moved(plan) == "Failed/OwnerConflict"
+    # As in OLM, the requirements were checked first and their status stays (OLM's
+    # "unassociated ClusterServiceVersion ... owns the same CRD" spec reads it).
+    assert plan.status is not None
+    assert {"kind": "CustomResourceDefinition", "name": "things.example.com"}.items() <= next(
+        r for r in plan.status["requirementStatus"] if r["kind"] == "CustomResourceDefinition"
+    ).items()
 
 
 def test_status_history_appends_only_on_phase_or_reason_change() -> None:

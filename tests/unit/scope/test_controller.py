@@ -267,13 +267,39 @@ def test_a_status_change_of_the_original_updates_only_the_copies_status() -> Non
     csv = world.get(CSV_API, "ClusterServiceVersion", OPS, NAME)
     csv["status"] = {"phase": "Failed", "reason": "ComponentUnhealthy", "message": "down"}
     world.put(csv)
+    before = world.store.get(COPIED_CSV, "a", NAME)
     world.scope.reconcile(OPS, NAME)
+    # The copy's status written before its annotation says so is olm-py's own: no wake.
+    assert before is not None
+    midway = copy.deepcopy(world.copies()["a"])
+    midway["metadata"]["annotations"] = before["metadata"]["annotations"]
+    assert scope_keys(COPIED_CSV, midway, world.store, before) == []
     assert verbs(world.writes()) == [
         ("patch_status", "ClusterServiceVersion", "a", NAME),
         ("apply", "ClusterServiceVersion", "a", NAME),
     ]
     assert world.copies()["a"]["status"]["phase"] == "Failed"
     assert world.copies()["a"]["status"]["reason"] == "Copied"
+
+
+def test_a_copy_whose_status_someone_edits_is_put_back_in_step() -> None:
+    """OLM's e2e "copied CSV ... is synchronized with the original csv"."""
+    world = World([""], ["a"])
+    world.scope.reconcile(OPS, NAME)
+    world.sync()
+    world.writes()
+    wanted = copy.deepcopy(world.copies()["a"]["status"])
+    edited = copy.deepcopy(world.copies()["a"])
+    edited["status"]["lastUpdateTime"] = "1970-01-01T00:00:01Z"
+    old = world.store.get(COPIED_CSV, "a", NAME)
+    world.put(edited)
+    assert scope_keys(COPIED_CSV, edited, world.store, old) == [("scope-namespace", "", "a")]
+    world.namespaces.reconcile("", "a")
+    assert ("patch_status", "ClusterServiceVersion", "a", NAME) in verbs(world.writes())
+    assert world.copies()["a"]["status"] == wanted
+    world.sync()
+    world.namespaces.reconcile("", "a")
+    assert world.writes() == [], "once in step, nothing more"
 
 
 def test_copies_of_a_deleted_original_go_and_dangling_copies_are_collected() -> None:
@@ -499,6 +525,7 @@ def test_a_deleted_copy_is_put_back_unless_its_namespace_is_going(woken_store: S
     ]
     assert scope_keys(COPIED_CSV, copied, store, None) == [], "our own writes wake nothing"
     assert scope_keys(COPIED_CSV, copied, store, copied) == [], "nor an event of the same"
+    assert "status" not in copied and copied["statusDigest"], "its status only as a digest"
     # Someone else changed its olm.operatorNamespace (OLM's e2e "cleanup csvs with bad
     # namespace annotation"): its namespace's copies are looked at again at once.
     edited = copy.deepcopy(copied)
