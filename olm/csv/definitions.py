@@ -1,7 +1,8 @@
 """Validation of a CSV's webhook and APIService definitions (OLM v0 §2.2, Pending rows).
 
 Invariant: returns the first problem as (reason, message) naming the field and the fix, or
-None. Webhooks (olm.install.webhooks) and owned APIServices (olm.install.apiservices) are
+None; where OLM has its own words for a problem (webhook rules), the message is OLM's and the
+field and the fix are the `detail` an Event adds. Webhooks (olm.install.webhooks) and owned APIServices (olm.install.apiservices) are
 installed; an owned APIService needs a group, a version and a deploymentName of the strategy.
 
 Beyond OLM's own checks (repeated names, forbidden rules, conversion webhooks only for
@@ -12,7 +13,7 @@ conversionCRDs), where OLM would wait in Installing for webhooks that never come
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from olm.api.csv import CsvReason
 
@@ -21,15 +22,43 @@ FORBIDDEN_GROUPS = ("*", "operators.coreos.com")
 ADMISSION_CONFIGS = ("mutatingwebhookconfigurations", "validatingwebhookconfigurations", "*")
 
 
-def _rule_problem(path: str, rule: dict[str, Any]) -> str | None:
+class DefinitionProblem(NamedTuple):
+    """Why the definitions are refused: the status `message`, and for the Event a `detail`
+    where the message is OLM's own words (which tools and OLM's e2e suite match exactly)."""
+
+    reason: CsvReason
+    message: str
+    detail: str = ""
+
+
+# OLM's words for webhook rules it refuses (its install.ValidWebhookRules).
+ALL_GROUPS_MESSAGE = "webhook rules cannot include all groups"
+OLM_GROUP_MESSAGE = "webhook rules cannot include the OLM group"
+ADMISSION_MESSAGE = (
+    "webhook rules cannot include MutatingWebhookConfiguration or "
+    "ValidatingWebhookConfiguration resources"
+)
+
+
+def _rule_problem(path: str, rule: dict[str, Any]) -> tuple[str, str] | None:
+    """(OLM's message, the field and the fix) for a refused webhook rule, else None."""
     groups = rule.get("apiGroups") or []
     for group in groups:
         if group in FORBIDDEN_GROUPS:
-            return f"{path}.apiGroups contains {group!r}: a webhook may not intercept {'all API groups' if group == '*' else 'OLM resources'}"
+            what = "all API groups" if group == "*" else "OLM resources"
+            return (
+                ALL_GROUPS_MESSAGE if group == "*" else OLM_GROUP_MESSAGE,
+                f"{path}.apiGroups contains {group!r}: a webhook may not intercept {what}; "
+                "list only the API groups the webhook needs",
+            )
     if "admissionregistration.k8s.io" in groups:
         for resource in rule.get("resources") or []:
             if resource in ADMISSION_CONFIGS:
-                return f"{path}.resources contains {resource!r}: a webhook may not intercept admission webhook configurations"
+                return (
+                    ADMISSION_MESSAGE,
+                    f"{path}.resources contains {resource!r}: a webhook may not intercept "
+                    "admission webhook configurations; remove it from the rule",
+                )
     return None
 
 
@@ -76,7 +105,7 @@ def _webhook_problem(spec: dict[str, Any], path: str, webhook: dict[str, Any]) -
 
 def definition_problem(
     csv: dict[str, Any], deployment_names: set[str]
-) -> tuple[CsvReason, str] | None:
+) -> tuple[CsvReason, str] | DefinitionProblem | None:
     spec = csv.get("spec") or {}
     seen: set[str] = set()
     for index, webhook in enumerate(spec.get("webhookdefinitions") or []):
@@ -109,9 +138,9 @@ def definition_problem(
                 f"{path}.deploymentName {webhook.get('deploymentName')!r} names no deployment of spec.install: set it to the name of one of spec.install.spec.deployments",
             )
         for rule_index, rule in enumerate(webhook.get("rules") or []):
-            problem = _rule_problem(f"{path}.rules[{rule_index}]", rule)
-            if problem:
-                return CsvReason.INVALID_WEBHOOK_DESCRIPTION, problem
+            refused = _rule_problem(f"{path}.rules[{rule_index}]", rule)
+            if refused:
+                return DefinitionProblem(CsvReason.INVALID_WEBHOOK_DESCRIPTION, *refused)
         problem = _webhook_problem(spec, path, webhook)
         if problem:
             return CsvReason.INVALID_WEBHOOK_DESCRIPTION, problem

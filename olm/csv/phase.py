@@ -511,7 +511,11 @@ def decide(world: World) -> Plan:
         )
     invalid = definition_problem(csv, {d.name for d in strategy.deployments})
     if invalid:
-        return transition(world, CsvPhase.FAILED, invalid[0], invalid[1])
+        refused = transition(world, CsvPhase.FAILED, invalid[0], invalid[1])
+        detail = getattr(invalid, "detail", "")
+        if detail and refused.event is not None:
+            refused.event = (*refused.event[:2], f"{invalid[1]}: {detail}")
+        return refused
     bad_config = _config_problem(world)
     if bad_config:
         return transition(world, CsvPhase.FAILED, CsvReason.INVALID_INSTALL_STRATEGY, bad_config)

@@ -146,6 +146,33 @@ def suite_argv(
     return [*argv, *extra]
 
 
+OLM_DEPLOYMENT = "olm-operator"  # the suite reads OLM's flags from this Deployment's container
+
+
+def olm_deployment_record(args: Sequence[str]) -> dict[str, object]:
+    """A Deployment `olm/olm-operator` of no replicas that records how the OLM under test runs
+    here (a process of this machine, not a pod): the suite reads OLM's command-line flags
+    from it (`--protectedCopiedCSVNamespaces`, in the copied-CSV specs). Nothing runs from it."""
+    labels = {"app": OLM_DEPLOYMENT}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": OLM_DEPLOYMENT, "namespace": OLM_NAMESPACE, "labels": labels},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {"name": OLM_DEPLOYMENT, "image": "olm-py.local/record", "args": list(args)}
+                    ]
+                },
+            },
+        },
+    }
+
+
 def default_catalog_at(address: str) -> dict[str, object]:
     """The default catalog served at a gRPC `address` (the reference OLM's run)."""
     catalog = default_catalog("")
@@ -213,8 +240,11 @@ def summary(outcomes: Sequence[Outcome], who: str = "olm-py") -> str:
     )
 
 
-def _start_olm_py(cluster: DevCluster, out: Path, progress: Progress) -> dict[str, object]:
-    """olm-py on `cluster` (its CRDs, namespaces, `olm run`); the default catalog to apply."""
+def _start_olm_py(
+    cluster: DevCluster, out: Path, progress: Progress
+) -> tuple[dict[str, object], list[str]]:
+    """olm-py on `cluster` (its CRDs, namespaces, `olm run`); the default catalog to apply and
+    the arguments it runs with."""
     from olm.devcluster import manifests, registry, service_hosts
 
     cluster.up()
@@ -229,18 +259,21 @@ def _start_olm_py(cluster: DevCluster, out: Path, progress: Progress) -> dict[st
     image = env.get(registry.SAMPLES_IMAGE_ENV)
     if not image:
         raise BuildError("the local cluster published no samples image (olm dev status)")
-    return default_catalog(image)
+    return default_catalog(image), argv[3:]
 
 
-def _start_reference(cluster: DevCluster, out: Path, progress: Progress) -> dict[str, object]:
+def _start_reference(
+    cluster: DevCluster, out: Path, progress: Progress
+) -> tuple[dict[str, object], list[str]]:
     """The real OLM on `cluster` (`olm dev up --reference-olm`); the default catalog to apply:
     the same samples catalog, served by `opm serve` (OLM would run the image in a pod, which
     kwok only simulates)."""
+    from olm.devcluster.reference import ensure_reference_olm, olm_operator_argv
     from olm.devcluster.reference_cluster import up_reference
 
     up_reference(cluster)
     port = (cluster.reference_olm() or {}).get("samples_port")
-    return default_catalog_at(f"{LOOPBACK}:{port}")
+    return default_catalog_at(f"{LOOPBACK}:{port}"), olm_operator_argv(ensure_reference_olm())[1:]
 
 
 def _await_synced(cluster: DevCluster, progress: Progress) -> None:
@@ -268,7 +301,8 @@ def _run(args: argparse.Namespace, progress: Progress) -> int:
     cluster = DevCluster(state, binaries=ensure_binaries(progress=progress), progress=progress)
     start = _start_reference if args.reference else _start_olm_py
     try:
-        catalog = start(cluster, out, progress)
+        catalog, olm_args = start(cluster, out, progress)
+        cluster.kubectl("apply", "-f", "-", stdin=json.dumps(olm_deployment_record(olm_args)))
         cluster.kubectl("apply", "-f", "-", stdin=json.dumps(catalog))
         _await_synced(cluster, progress)
         report = out / "junit.xml"

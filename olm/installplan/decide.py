@@ -55,6 +55,7 @@ from olm.api.installplan import (
     InstallPlanReason,
     StepStatus,
 )
+from olm.api.kinds import GROUP as KIND_GROUP
 from olm.api.kinds import KINDS, Kind
 from olm.csv.status import parse_timestamp, timestamp
 from olm.groups.serviceaccount import query_service_account
@@ -132,6 +133,17 @@ class Plan:
     event: tuple[str, str, str] | None = None
 
 
+# The group of each kind OLM's ExecutePlan writes with a typed client (and so in that group
+# whatever the step manifest's apiVersion says).
+TYPED_STEP_GROUPS: dict[str, str] = {
+    **{kind.value: KIND_GROUP for kind in (Kind.CLUSTER_SERVICE_VERSION, Kind.SUBSCRIPTION)},
+    **dict.fromkeys(
+        ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"), "rbac.authorization.k8s.io"
+    ),
+    CRD_KIND: "apiextensions.k8s.io",
+}
+
+
 def step_manifest(entry: Mapping[str, Any]) -> dict[str, Any] | None:
     """The object a status.plan entry writes, or None when the entry does not hold one."""
     resource = entry.get("resource")
@@ -149,6 +161,11 @@ def step_manifest(entry: Mapping[str, Any]) -> dict[str, Any] | None:
         or not manifest["metadata"].get("name")
     ):
         return None
+    group = TYPED_STEP_GROUPS.get(str(manifest["kind"]))
+    if group and "/" not in str(manifest["apiVersion"]):
+        # OLM writes these kinds with typed clients, which ignore the manifest's apiVersion:
+        # a catalog's CSV of `apiVersion: v1alpha1` installs (OLM's e2e catalogs have them).
+        manifest["apiVersion"] = f"{group}/{manifest['apiVersion']}"
     return manifest
 
 

@@ -101,11 +101,19 @@ def test_webhook_definitions(webhooks: list[dict[str, Any]], fragment: str | Non
     if fragment is None:
         assert problem is None
     else:
-        assert (
-            problem is not None
-            and problem[0] == "InvalidWebhookDescription"
-            and fragment in problem[1]
-        )
+        # Where OLM has its own words (webhook rules), they are the message; the field and
+        # the fix are the Event's detail.
+        said = f"{problem[1]}: {getattr(problem, 'detail', '')}" if problem else ""
+        assert problem is not None and problem[0] == "InvalidWebhookDescription"
+        assert fragment in said
+
+
+def test_refused_webhook_rules_say_olms_words_and_the_event_names_the_field() -> None:
+    rule = {"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": ["*"]}
+    spec = {"webhookdefinitions": [webhook(rules=[rule])], "installModes": ALL_ONLY}
+    problem = definition_problem({"spec": spec}, {"op"})
+    assert problem is not None and problem[1] == "webhook rules cannot include all groups"
+    assert "spec.webhookdefinitions[0].rules[0].apiGroups" in getattr(problem, "detail", "")
 
 
 def test_api_service_must_name_a_deployment() -> None:

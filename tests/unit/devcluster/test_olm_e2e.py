@@ -66,3 +66,31 @@ def test_the_default_catalog_is_the_one_the_before_suite_waits_for() -> None:
     catalog = olm_e2e.default_catalog("127.0.0.1:5000/olm-py/samples-catalog:latest")
     assert catalog["metadata"] == {"name": "operatorhubio-catalog", "namespace": "olm"}
     assert catalog["spec"]["image"] == "127.0.0.1:5000/olm-py/samples-catalog:latest"  # type: ignore[index]
+
+
+def test_each_shard_runs_its_spec_files_and_every_file_is_in_one_shard() -> None:
+    argv = olm_e2e.suite_argv(
+        Path("/c/olm-e2e.test"), Path("/k"), Path("/r.xml"), files=olm_e2e.SHARDS[0]
+    )
+    assert "-ginkgo.focus-file=/subscription(_e2e)?_test\\.go$" in argv
+    names = [name for shard in olm_e2e.SHARDS for name in shard]
+    assert len(names) == len(set(names)) == 23, "OLM v0.38's 23 spec files, each once"
+
+
+def test_the_olm_under_test_is_recorded_as_the_deployment_the_suite_reads() -> None:
+    record = olm_e2e.olm_deployment_record(["run", "--protectedCopiedCSVNamespaces", "x"])
+    assert record["metadata"] == {
+        "name": "olm-operator",
+        "namespace": "olm",
+        "labels": {"app": "olm-operator"},
+    }
+    spec = record["spec"]
+    assert isinstance(spec, dict) and spec["replicas"] == 0, "nothing runs from it"
+    (container,) = spec["template"]["spec"]["containers"]
+    assert container["name"] == "olm-operator"
+    assert container["args"] == ["run", "--protectedCopiedCSVNamespaces", "x"]
+
+
+def test_the_reference_olms_default_catalog_is_an_address() -> None:
+    spec = olm_e2e.default_catalog_at("127.0.0.1:5")["spec"]
+    assert isinstance(spec, dict) and spec["address"] == "127.0.0.1:5" and "image" not in spec

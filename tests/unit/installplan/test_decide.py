@@ -245,6 +245,25 @@ def test_a_crd_of_an_unserved_api_version_fails_with_the_api_servers_words() -> 
 # ----- stage 2: CSVs --------------------------------------------------------------------------
 
 
+def test_a_csv_step_without_its_group_installs_as_olms_typed_client_does() -> None:
+    """OLM's e2e catalogs hold CSVs of `apiVersion: v1alpha1`; OLM writes them anyway."""
+    ip = install_plan(plan=entries(statuses=["Unknown", "Created", *["Unknown"] * 3]))
+    csv_entry = ip["status"]["plan"][0]
+    groupless = {**manifest(csv_entry), "apiVersion": "v1alpha1"}
+    csv_entry["resource"] = {**csv_entry["resource"], "manifest": json.dumps(groupless)}
+    crd = established(objects_of(ip)["CustomResourceDefinition"])
+    ref = (
+        "operators.coreos.com/v1alpha1",
+        "ClusterServiceVersion",
+        NS,
+        groupless["metadata"]["name"],
+    )
+    plan = decide(Snapshot(ip, NOW, objects={step_ref(crd): crd, ref: None}))
+    assert [(a.verb.value, a.body["apiVersion"]) for a in plan.actions] == [
+        ("create", "operators.coreos.com/v1alpha1")
+    ]
+
+
 def test_an_existing_csv_is_never_overwritten() -> None:
     """Crashed half-way: the CSV was created but the status never written."""
     ip = install_plan()
