@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.api.catalogsource import SourceType
+from olm.api.kinds import KINDS, Kind
+from olm.api.labels import Label
 
+CATALOG_SOURCE_API_VERSION = KINDS[Kind.CATALOG_SOURCE].api_version
 # olm-py polls address and ConfigMap catalogs this often unless the spec says otherwise.
 DEFAULT_POLL_SECONDS = 30.0
 MIN_POLL_SECONDS = 1.0
@@ -151,3 +154,37 @@ def poll_seconds(spec: Mapping[str, Any]) -> tuple[float, str]:
             f"{DEFAULT_POLL_SECONDS:.0f}s",
         )
     return max(MIN_POLL_SECONDS, seconds), ""
+
+
+def configmap_ownership(
+    source: Mapping[str, Any], configmap: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The server-side apply that makes a ConfigMap catalog's ConfigMap owned by its
+    CatalogSource, as OLM's catalog operator does (a non-controller ownerReference, so the
+    ConfigMap goes with the CatalogSource, and `olm.managed: "false"` on a ConfigMap that has
+    no `olm.managed` label); None when it already is. Other owners and labels are kept (the
+    apply names only its own)."""
+    meta = source.get("metadata") or {}
+    uid = meta.get("uid")
+    cm_meta = configmap.get("metadata") or {}
+    owned = any(o.get("uid") == uid for o in cm_meta.get("ownerReferences") or [])
+    labels = cm_meta.get("labels") or {}
+    if not uid or (owned and Label.MANAGED in labels):
+        return None
+    body_meta: dict[str, Any] = {
+        "name": cm_meta.get("name"),
+        "namespace": cm_meta.get("namespace"),
+        "ownerReferences": [
+            {
+                "apiVersion": str(source.get("apiVersion") or CATALOG_SOURCE_API_VERSION),
+                "kind": "CatalogSource",
+                "name": meta.get("name"),
+                "uid": uid,
+                "controller": False,
+                "blockOwnerDeletion": False,
+            }
+        ],
+    }
+    if Label.MANAGED not in labels:
+        body_meta["labels"] = {Label.MANAGED: "false"}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": body_meta}

@@ -45,7 +45,13 @@ from olm.catalogsource.decide import (
     servable,
 )
 from olm.catalogsource.failures import Failure, FailureKind, grpc_failure
-from olm.catalogsource.source import ReadConfigMap, ReadImage, ReadRegistry, what_to_read
+from olm.catalogsource.source import (
+    ReadConfigMap,
+    ReadImage,
+    ReadRegistry,
+    configmap_ownership,
+    what_to_read,
+)
 from olm.controllers.catalogimage import ImageCatalogs, own_pull_secrets
 from olm.controllers.catalogservice import CatalogServices
 from olm.controllers.events import record_event
@@ -228,11 +234,20 @@ class CatalogSourceController:
         for space in spaces:
             self.queue.add(("namespace", "", space))
 
-    def _read_configmap(self, namespace: str, name: str) -> Fetched:
+    def _read_configmap(self, source: dict[str, Any], name: str) -> Fetched:
+        namespace = source["metadata"]["namespace"]
         try:
             document = self.gateway.get("v1", "ConfigMap", namespace, name)
         except NotFound:
             return Fetched(failure=Failure(FailureKind.CONFIGMAP_MISSING, detail="404"))
+        ownership = configmap_ownership(source, document)
+        if ownership is not None:  # the ConfigMap goes with its CatalogSource, as under OLM
+            try:
+                document = self.gateway.apply(ownership)
+            except GatewayError as exc:  # e.g. no right to update it: the catalog still serves
+                log.info(
+                    "ConfigMap %s/%s not given its CatalogSource as owner: %s", namespace, name, exc
+                )
         catalog = Catalog()
         try:
             configmap_catalog(document, catalog, f"configmap/{name}")
@@ -279,7 +294,7 @@ class CatalogSourceController:
             image = read
             return self.reads.result(key, read, lambda: self._read_image(key, image))
         if isinstance(read, ReadConfigMap):
-            return self._read_configmap(source["metadata"]["namespace"], read.name)
+            return self._read_configmap(source, read.name)
         return Fetched()
 
     def reconcile(self, namespace: str, name: str) -> float | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,11 @@ from olm.image.client import DEFAULT_RETRIES, DEFAULT_TIMEOUT, RegistryClient
 from olm.image.errors import ImageError, ImageErrorKind
 from olm.image.layers import apply_layers
 from olm.image.manifest import LAYER_TYPES, Index, Manifest, layer_compression, parse, select
-from olm.image.reference import Reference
+from olm.image.reference import Reference, is_loopback
 
 INSECURE_ENV = "OLM_INSECURE_REGISTRIES"
+MIRRORS_ENV = "OLM_REGISTRY_MIRRORS"
+EVERY_REGISTRY = "*"
 
 
 def insecure_from_env(environ: Mapping[str, str] | None = None) -> frozenset[str]:
@@ -33,6 +35,32 @@ def insecure_from_env(environ: Mapping[str, str] | None = None) -> frozenset[str
     without certificate checks, or plain HTTP when they do not speak TLS (olm/image/scheme.py)."""
     text = (environ if environ is not None else os.environ).get(INSECURE_ENV, "")
     return frozenset(part.strip() for part in text.split(",") if part.strip())
+
+
+def mirrors_from_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Registry mirrors ($OLM_REGISTRY_MIRRORS: `registry=location` pairs, comma-separated; a
+    location is host[:port] with an optional path prefix; registry `*` is every registry that is
+    not loopback): images of `registry` are pulled from the location instead, as a container
+    runtime's mirror configuration does."""
+    text = (environ if environ is not None else os.environ).get(MIRRORS_ENV, "")
+    pairs = (part.split("=", 1) for part in text.split(",") if "=" in part)
+    return {registry.strip(): location.strip().rstrip("/") for registry, location in pairs}
+
+
+def mirrored(reference: Reference, mirrors: Mapping[str, str]) -> Reference:
+    """Where `reference` is pulled from: its mirror's host, the mirror's path prefix before the
+    repository (`*`: the prefix and then the registry's name), else itself (pure)."""
+    location = mirrors.get(reference.registry)
+    every = location is None and not is_loopback(reference.registry)
+    if every:
+        location = mirrors.get(EVERY_REGISTRY)
+    if not location:
+        return reference
+    host, _, prefix = location.partition("/")
+    parts = [prefix] if prefix else []
+    if every:
+        parts.append(reference.registry)
+    return replace(reference, registry=host, repository="/".join([*parts, reference.repository]))
 
 
 @dataclass
@@ -43,6 +71,7 @@ class Options:
     timeout: float = DEFAULT_TIMEOUT
     retries: int = DEFAULT_RETRIES
     use_local_configs: bool = True
+    mirrors: Mapping[str, str] = field(default_factory=mirrors_from_env)
 
     def client(self, reference: Reference) -> RegistryClient:
         configs = [*self.configs, *(local_configs() if self.use_local_configs else [])]
@@ -71,6 +100,7 @@ def resolve(reference: Reference, options: Options) -> str:
     """The digest the reference names now (a HEAD request when it is a tag)."""
     if reference.digest:
         return reference.digest
+    reference = mirrored(reference, options.mirrors)
     digest, _ = options.client(reference).resolve(reference.repository, reference.reference)
     return digest
 
@@ -91,6 +121,7 @@ def pull(
     reference: Reference, destination: Path, options: Options, only: str | None = None
 ) -> Pulled:
     """Pull and unpack the image into `destination` (only the `only` path prefix, if given)."""
+    reference = mirrored(reference, options.mirrors)
     client = options.client(reference)
     digest, manifest = _image_manifest(client, reference)
     config_path = client.blob(reference.repository, manifest.config.digest, options.cache)
@@ -122,6 +153,7 @@ def pull(
 
 def label_of(reference: Reference, options: Options) -> Pulled:
     """The manifest digest and config of an image, without its layers."""
+    reference = mirrored(reference, options.mirrors)
     client = options.client(reference)
     digest, manifest = _image_manifest(client, reference)
     config_path = client.blob(reference.repository, manifest.config.digest, options.cache)

@@ -61,8 +61,9 @@ def forbidden_message(
                 f"--serviceaccount={sa_ns}:{sa}"
             )
         return (
-            f"{RETRYING_PREFIX}step {step}: {who} may not {verb} {qualified} {where}. "
-            f"Grant it, e.g.: {fix}.{tail}"
+            # The API server's own words too: scripts (and OLM's e2e suite) look for them.
+            f"{RETRYING_PREFIX}step {step}: {who} may not {verb} {qualified} {where}: "
+            f"{found[0]}. Grant it, e.g.: {fix}.{tail}"
         )
     if _ESCALATION in error:
         rules = error.split(_ESCALATION, 1)[1].strip(" :\n")

@@ -30,6 +30,7 @@ from olm.api.labels import Label
 from olm.install.deployments import owner_labels
 
 CSV_INFO = KINDS[Kind.CLUSTER_SERVICE_VERSION]
+SUBSCRIPTION_INFO = KINDS[Kind.SUBSCRIPTION]
 NAME_LIMIT = 63
 PROPERTIES_ANNOTATION = "operatorframework.io/properties"
 BUNDLE_OBJECT_PROPERTY = "olm.bundle.object"
@@ -233,6 +234,28 @@ def plan_bundle(
         others.append(placed)
     ordered = [csv, *crds, *others, *rbac_for(csv, namespace)]
     return [Step(name, manifest, *source) for manifest in ordered]
+
+
+def subscription_step(
+    namespace: str, package: str, channel: str, source: tuple[str, str], csv: str
+) -> Step:
+    """The step that subscribes to a dependency the resolver chose and nobody subscribed to,
+    as OLM's resolver adds it: named `<package>-<channel>-<catalog>-<catalog namespace>`,
+    Automatic, starting at the chosen CSV (so its later upgrades follow the channel)."""
+    manifest = {
+        "apiVersion": SUBSCRIPTION_INFO.api_version,
+        "kind": SUBSCRIPTION_INFO.kind.value,
+        "metadata": {"name": "-".join((package, channel, *source)), "namespace": namespace},
+        "spec": {
+            "source": source[0],
+            "sourceNamespace": source[1],
+            "name": package,
+            "channel": channel,
+            "startingCSV": csv,
+            "installPlanApproval": "Automatic",
+        },
+    }
+    return Step(csv, manifest, *source)
 
 
 def execution_order(steps: list[Step]) -> list[Step]:

@@ -33,7 +33,7 @@ from olm.api.subscription import (
     SubscriptionReason,
     SubscriptionState,
 )
-from olm.installplan.steps import Step
+from olm.installplan.steps import Step, subscription_step
 from olm.resolution.model import Candidate, Installed
 from olm.subscription import plans as ip
 from olm.subscription.resolve import (
@@ -163,6 +163,14 @@ def _steps(
         names.append(candidate.bundle)
         steps += found
     dependencies: list[tuple[str, list[Step]]] = []
+    subscribed = {
+        (
+            str(spec.get("name") or ""),
+            str(spec.get("source") or ""),
+            str(spec.get("sourceNamespace") or ""),
+        )
+        for spec in ((s.get("spec") or {}) for s in snapshot.subscriptions)
+    }
     for dependency in outcome.decision.dependencies if moved else []:
         pending = unpack_pending(snapshot, dependency)
         if pending:
@@ -187,8 +195,25 @@ def _steps(
                 )
             moved.clear()
             return [], [], []
+        if _subscription_key(dependency) not in subscribed:
+            # Nobody subscribed to it: the plan subscribes, as OLM's resolver does.
+            source = (dependency.source.name, dependency.source.namespace)
+            found = [
+                *found,
+                subscription_step(
+                    snapshot.namespace,
+                    dependency.package,
+                    dependency.channel,
+                    source,
+                    dependency.bundle,
+                ),
+            ]
         dependencies.append((dependency.bundle, found))
     return names, steps, dependencies
+
+
+def _subscription_key(candidate: Candidate) -> tuple[str, str, str]:
+    return (candidate.package, candidate.source.name, candidate.source.namespace)
 
 
 def _one_plan(

@@ -229,3 +229,35 @@ def test_configmap_failures_are_sentences(failure: Failure, fragments: list[str]
     for fragment in fragments:
         assert fragment in message
     assert reason_for(failure) == CatalogSourceReason.CONFIGMAP_ERROR
+
+
+def test_a_configmap_catalogs_configmap_goes_with_its_catalog_source_as_under_olm() -> None:
+    from olm.catalogsource.source import configmap_ownership
+
+    source = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "metadata": {"name": "cat", "namespace": "ns", "uid": "u1"},
+    }
+    other = {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u0"}
+    configmap = {"metadata": {"name": "cm", "namespace": "ns", "ownerReferences": [other]}}
+    body = configmap_ownership(source, configmap)
+    assert body is not None
+    assert body["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "CatalogSource",
+            "name": "cat",
+            "uid": "u1",
+            "controller": False,
+            "blockOwnerDeletion": False,
+        }
+    ], "only its own owner: server-side apply keeps the others"
+    assert body["metadata"]["labels"] == {"olm.managed": "false"}
+    owned = {
+        "metadata": {
+            **configmap["metadata"],
+            "ownerReferences": [other, body["metadata"]["ownerReferences"][0]],
+            "labels": {"olm.managed": "true"},
+        }
+    }
+    assert configmap_ownership(source, owned) is None

@@ -71,7 +71,8 @@ def test_which_service_account_a_namespace_installs_as(
         (
             'serviceaccounts is forbidden: User "system:serviceaccount:team-a:installer" cannot '
             'create resource "serviceaccounts" in API group "" in the namespace "team-a"',
-            "may not create serviceaccounts in namespace team-a. Grant it, e.g.: kubectl create "
+            'may not create serviceaccounts in namespace team-a: cannot create resource "serviceaccounts" '
+            'in API group "" in the namespace "team-a". Grant it, e.g.: kubectl create '
             "role installer-create-serviceaccounts --verb=create --resource=serviceaccounts -n "
             "team-a && kubectl create rolebinding installer-create-serviceaccounts "
             "--role=installer-create-serviceaccounts --serviceaccount=team-a:installer -n team-a",
@@ -79,8 +80,9 @@ def test_which_service_account_a_namespace_installs_as(
         (
             'clusterroles.rbac.authorization.k8s.io is forbidden: User "x" cannot create resource '
             '"clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope',
-            "may not create clusterroles.rbac.authorization.k8s.io at the cluster scope. Grant "
-            "it, e.g.: kubectl create clusterrole installer-create-clusterroles --verb=create "
+            "may not create clusterroles.rbac.authorization.k8s.io at the cluster scope: cannot "
+            'create resource "clusterroles" in API group "rbac.authorization.k8s.io" at the '
+            "cluster scope. Grant it, e.g.: kubectl create clusterrole installer-create-clusterroles --verb=create "
             "--resource=clusterroles.rbac.authorization.k8s.io && kubectl create "
             "clusterrolebinding installer-create-clusterroles "
             "--clusterrole=installer-create-clusterroles --serviceaccount=team-a:installer",

@@ -13,6 +13,7 @@ from olm.subscription.decide import decide
 from olm.subscription.snapshot import Snapshot
 from tests.unit.subscription.world import (
     DASHBOARD,
+    GLOBAL,
     NS,
     STAMP,
     V1,
@@ -607,6 +608,35 @@ def test_a_dependency_goes_into_the_same_plan() -> None:
     decision = decide(world([subscription("dashboard", package="memcached-dashboard")]))
     assert decision.create is not None
     assert decision.create.body["spec"]["clusterServiceVersionNames"] == [DASHBOARD, V2]
+    # Nobody subscribed to the dependency: the plan subscribes, named as OLM names it.
+    manifests = [json.loads(e["resource"]["manifest"]) for e in decision.create.status["plan"]]
+    (subscribes,) = [m for m in manifests if m["kind"] == "Subscription"]
+    assert subscribes["metadata"] == {
+        "name": f"memcached-operator-alpha-samples-{GLOBAL}",
+        "namespace": NS,
+    }
+    assert subscribes["spec"] == {
+        "source": "samples",
+        "sourceNamespace": GLOBAL,
+        "name": "memcached-operator",
+        "channel": "alpha",
+        "startingCSV": V2,
+        "installPlanApproval": "Automatic",
+    }
+
+
+def test_a_dependency_someone_subscribed_to_gets_no_second_subscription() -> None:
+    decision = decide(
+        world(
+            [
+                subscription("dashboard", package="memcached-dashboard"),
+                subscription("memcached"),
+            ]
+        )
+    )
+    assert decision.create is not None
+    kinds = [e["resource"]["kind"] for e in decision.create.status["plan"]]
+    assert "Subscription" not in kinds
 
 
 @pytest.mark.parametrize(
