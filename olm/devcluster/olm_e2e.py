@@ -154,6 +154,12 @@ def suite_argv(
     return [*argv, *extra]
 
 
+# OLM's chart creates the OLMConfig `cluster` (its copied-CSV specs read and change it).
+OLM_CONFIG = {
+    "apiVersion": "operators.coreos.com/v1",
+    "kind": "OLMConfig",
+    "metadata": {"name": "cluster"},
+}
 OLM_DEPLOYMENT = "olm-operator"  # the suite reads OLM's flags from this Deployment's container
 
 
@@ -314,6 +320,7 @@ def _run(args: argparse.Namespace, progress: Progress) -> int:
     try:
         catalog, olm_args = start(cluster, out, progress)
         cluster.kubectl("apply", "-f", "-", stdin=json.dumps(olm_deployment_record(olm_args)))
+        cluster.kubectl("apply", "-f", "-", stdin=json.dumps(OLM_CONFIG))
         cluster.kubectl("apply", "-f", "-", stdin=json.dumps(catalog))
         _await_synced(cluster, progress)
         report = out / "junit.xml"

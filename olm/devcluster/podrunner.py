@@ -69,6 +69,8 @@ STAND_INS: dict[str, str] = {
     "quay.io/operator-framework/configmap-operator-registry": "olm.devcluster.standin_configmap_server",
     # OLM's e2e suite serves file-based catalogs from pods of opm (`opm serve /opt/olm`).
     "quay.io/operator-framework/opm": "olm.devcluster.standin_opm",
+    # OLM's e2e suite's APIService server (`/bin/mock-extension-apiserver --mock-kinds ...`).
+    "quay.io/operator-framework/mock-extension-apiserver": "olm.devcluster.standin_mock_apiserver",
 }
 RESTART_DELAY = 2.0
 POD_IP_ENV = "POD_IP"

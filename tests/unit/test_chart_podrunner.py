@@ -137,3 +137,18 @@ def test_an_opm_pod_runs_the_local_opm_on_its_mounted_catalog(tmp_path: Path) ->
         f"{tmp_path}/other/olmx",
         f"{tmp_path}/other",
     ]
+
+
+def test_the_mock_extension_apiserver_answers_discovery_of_its_group() -> None:
+    from olm.devcluster.standin_mock_apiserver import answer
+
+    command = program_for(
+        "quay.io/operator-framework/mock-extension-apiserver:master",
+        {"command": ["/bin/mock-extension-apiserver"], "args": ["--mock-kinds", "Fedora"]},
+    )
+    assert command is not None and command[-2:] == ["--mock-kinds", "Fedora"]
+    listing = answer("/apis/hats.example.com/v1alpha1", "hats.example.com", "v1alpha1", ["Fedora"])
+    assert listing is not None and listing["resources"][0]["name"] == "fedoras"
+    groups = answer("/apis", "hats.example.com", "v1alpha1", [])
+    assert groups is not None and groups["groups"][0]["name"] == "hats.example.com"
+    assert answer("/apis/other/v1", "hats.example.com", "v1alpha1", []) is None
