@@ -233,6 +233,9 @@ class InstallPlanController:
         patch = status_patch(plan.get("status") or {}, status)
         if not patch:
             return
+        # A plan without status may get its first one from whoever made it at the same time:
+        # that write wins (ours is decided again on what it wrote).
+        first = not (plan.get("status") or {}).get("phase")
         try:
             self.gateway.patch_status(
                 INSTALL_PLAN.api_version,
@@ -240,8 +243,16 @@ class InstallPlanController:
                 meta["namespace"],
                 meta["name"],
                 patch,
+                resource_version=str(meta.get("resourceVersion") or "") if first else None,
             )
         except NotFound:
+            return
+        except Conflict:
+            log.info(
+                "installplan %s/%s got its status from its maker first",
+                meta["namespace"],
+                meta["name"],
+            )
             return
         # Write through: until the watch brings this write, the cache must not show the old
         # status (an Installing plan that ran already would run again).

@@ -115,6 +115,18 @@ def test_a_hand_made_plan_fails_with_what_to_do_instead() -> None:
     assert not plan.actions
 
 
+def test_a_plan_nobody_owns_gets_time_for_its_maker_to_write_its_status() -> None:
+    """OLM's e2e suite creates InstallPlans and then writes their status itself."""
+    hand_made = install_plan(None, owned=False)
+    hand_made["metadata"]["creationTimestamp"] = "2026-11-22T11:59:58Z"  # 2 s before NOW
+    plan = decide(Snapshot(hand_made, NOW))
+    assert plan.status is None and not plan.actions
+    assert plan.requeue_after == pytest.approx(8.0)
+    hand_made["metadata"]["creationTimestamp"] = "2026-11-22T11:59:50Z"
+    later = decide(Snapshot(hand_made, NOW))
+    assert later.status is not None and later.status["phase"] == "Failed"
+
+
 def test_an_installing_plan_without_steps_fails() -> None:
     plan = decide(Snapshot(install_plan("Installing", []), NOW))
     assert plan.status is not None and plan.status["phase"] == "Failed"
