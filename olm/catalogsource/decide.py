@@ -189,6 +189,30 @@ def _connection(
     }
 
 
+def _reconnected(
+    connection: dict[str, Any], reference: Mapping[str, Any], now: datetime.datetime
+) -> float:
+    """A ConfigMap catalog that serves a changed ConfigMap has connected again after the change,
+    as OLM's new registry pod has: `lastConnect` moves to a second after the ConfigMap's
+    `lastUpdateTime` (timestamps have whole seconds, and clients compare them strictly).
+    Returns how long to wait when that second has not come yet (else 0)."""
+    changed = _parse(reference.get("lastUpdateTime"))
+    connected = _parse(connection.get("lastConnect"))
+    if changed is None or (connected is not None and connected > changed):
+        return 0.0
+    if now.replace(microsecond=0) > changed:
+        connection["lastConnect"] = timestamp(now)
+        return 0.0
+    return 1.0 - now.microsecond / 1_000_000 + 0.01
+
+
+def _parse(value: Any) -> datetime.datetime | None:
+    try:
+        return datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+
+
 def _configmap_reference(
     previous: Mapping[str, Any], configmap: Mapping[str, Any], now: datetime.datetime
 ) -> dict[str, Any]:
@@ -274,9 +298,15 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
                 snapshot.now,
             )
         if isinstance(read, ReadConfigMap) and fetched.configmap is not None:
-            wanted["configMapReference"] = _configmap_reference(
+            reference = _configmap_reference(
                 status.get("configMapReference") or {}, fetched.configmap, snapshot.now
             )
+            wanted["configMapReference"] = reference
+            connection = wanted.get("connectionState")
+            if isinstance(connection, dict) and not failure:
+                wait = _reconnected(connection, reference, snapshot.now)
+                if wait:  # the same second as the ConfigMap's change: after it, next time
+                    plan.requeue_after = wait
         if failure is not None:
             reason = reason_for(failure)
             message = failure_message(snapshot.namespace, snapshot.name, where, failure)

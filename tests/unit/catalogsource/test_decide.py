@@ -15,6 +15,7 @@ from olm.catalogsource.decide import (
     decide,
     fingerprint,
     priority_of,
+    timestamp,
 )
 from olm.catalogsource.failures import Failure, FailureKind, grpc_failure
 
@@ -280,9 +281,17 @@ def test_a_configmap_catalog_served_behind_a_service_says_so_as_olm_does() -> No
         "lastObservedState": "READY",
         "lastConnect": STAMP,
     }
+    # The ConfigMap was read in that same second: a second later the catalog has connected
+    # again after it, as OLM's new registry pod has (clients compare the two strictly).
+    assert plan.requeue_after is not None and plan.requeue_after <= 1.01
+    read = source(CONFIGMAP, {**plan.status, "configMapReference": CM_REFERENCE})
+    read["status"]["configMapReference"]["lastUpdateTime"] = STAMP
+    later = NOW + datetime.timedelta(seconds=1)
+    reconnected = decide(SourceSnapshot("ns", "src", read, later), fetched)
+    assert reconnected.status is not None
+    assert reconnected.status["connectionState"]["lastConnect"] == timestamp(later)
     # Polled again: nothing moves, createdAt included.
-    steady = source(CONFIGMAP, {**plan.status, "configMapReference": CM_REFERENCE})
-    steady["status"]["configMapReference"]["lastUpdateTime"] = STAMP
+    steady = source(CONFIGMAP, {**read["status"], **reconnected.status})
     again = decide(
         SourceSnapshot("ns", "src", steady, NOW + datetime.timedelta(minutes=5)), fetched
     )
