@@ -3,7 +3,9 @@ the reference OLM (each from one run's `outcomes.json`), and a note saying why w
 does not pass (docs/olm-e2e-notes.yaml: spec name -> note).
 
 `python -m olm.devcluster.olm_e2e_report OLM_PY_DIR REFERENCE_DIR [--notes FILE]` prints the
-totals lines and the table (Markdown). Pure but for reading those files.
+totals lines and the table (Markdown). Pure but for reading those files. The notes file is a
+list of `{match: <regex>, note: <why>}`: a spec's note is that of the first regex found in its
+name.
 
 Invariants: a spec is counted once (the last outcome of its name wins: a re-run replaces an
 earlier one); `pending` specs are not active; a spec that ran on neither side is `not run`.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,8 +46,13 @@ def load_outcomes(directory: Path) -> dict[str, str]:
     return states
 
 
+def note_for(name: str, notes: Sequence[Mapping[str, str]]) -> str:
+    """The note of the first `match` regex found in the spec's name ("" when none)."""
+    return next((n["note"] for n in notes if re.search(n["match"], name)), "")
+
+
 def rows(
-    olm_py: Mapping[str, str], reference: Mapping[str, str], notes: Mapping[str, str]
+    olm_py: Mapping[str, str], reference: Mapping[str, str], notes: Sequence[Mapping[str, str]]
 ) -> list[Row]:
     names = sorted(set(olm_py) | set(reference))
     return [
@@ -52,7 +60,7 @@ def rows(
             name,
             olm_py.get(name, NOT_RUN),
             reference.get(name, NOT_RUN),
-            notes.get(name, ""),
+            note_for(name, notes),
         )
         for name in names
     ]
@@ -84,8 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("reference", type=Path, help="the reference OLM run's results directory")
     parser.add_argument("--notes", type=Path, default=Path("docs/olm-e2e-notes.yaml"))
     args = parser.parse_args(argv)
-    notes = yaml.safe_load(args.notes.read_text()) if args.notes.is_file() else {}
-    table = rows(load_outcomes(args.olm_py), load_outcomes(args.reference), notes or {})
+    notes = yaml.safe_load(args.notes.read_text()) if args.notes.is_file() else []
+    table = rows(load_outcomes(args.olm_py), load_outcomes(args.reference), notes or [])
     print("\n".join(totals(table)) + "\n")
     print(markdown(table), end="")
     return 0

@@ -42,6 +42,7 @@ from typing import Any
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.devcluster import health
 from olm.devcluster.ports import LOOPBACK
+from olm.devcluster.service_hosts import in_own_mounts
 from olm.install import certs
 from olm.packages import registration
 
@@ -121,19 +122,7 @@ def argv(binary: Path, kubeconfig: Path, port: int, files: Files) -> list[str]:
 
 def in_cluster(account_dir: Path, command: list[str]) -> list[str]:
     """`command` run with a pod's service-account files, in a mount namespace of its own."""
-    return [
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "sh",
-        "-c",
-        _IN_CLUSTER_SCRIPT,
-        PACKAGE_SERVER,
-        str(account_dir),
-        *command,
-    ]
+    return in_own_mounts(_IN_CLUSTER_SCRIPT, PACKAGE_SERVER, str(account_dir), *command)
 
 
 def in_cluster_env(api_url: str) -> dict[str, str]:

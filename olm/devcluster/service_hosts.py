@@ -35,8 +35,9 @@ POLL_SECONDS = 1.0
 _BIND_SCRIPT = 'set -e; mount --bind "$1" /etc/hosts; shift; exec "$@"'
 
 
-def with_service_hosts(hosts: Path, argv: list[str]) -> list[str]:
-    """`argv`, run with `hosts` mounted over /etc/hosts in a mount namespace of its own."""
+def in_own_mounts(script: str, label: str, *args: str) -> list[str]:
+    """`sh -c script label args...` in a mount namespace of its own (its mounts private to it):
+    the script prepares its files, then `exec "$@"` runs the command at the end of `args`."""
     return [
         "unshare",
         "--mount",
@@ -45,11 +46,15 @@ def with_service_hosts(hosts: Path, argv: list[str]) -> list[str]:
         "--",
         "sh",
         "-c",
-        _BIND_SCRIPT,
-        "service-hosts",
-        str(hosts),
-        *argv,
+        script,
+        label,
+        *args,
     ]
+
+
+def with_service_hosts(hosts: Path, argv: list[str]) -> list[str]:
+    """`argv`, run with `hosts` mounted over /etc/hosts in a mount namespace of its own."""
+    return in_own_mounts(_BIND_SCRIPT, "service-hosts", str(hosts), *argv)
 
 
 def service_addresses(slices: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], str]:

@@ -26,7 +26,7 @@ def test_the_totals_count_what_passes_on_the_reference_and_every_active_spec() -
     table = rows(
         {"a": "passed", "b": "failed", "c": "passed", "p": "pending"},
         {"a": "passed", "b": "passed", "c": "failed", "p": "pending"},
-        {"b": "why | not"},
+        [{"match": "^b$", "note": "why | not"}, {"match": "b", "note": "never this one"}],
     )
     assert totals(table) == [
         "olm-py passes 1 of 2 specs that pass on the reference OLM",
