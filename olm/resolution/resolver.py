@@ -42,6 +42,12 @@ def _name(choice: Choice) -> str:
     return choice.bundle if isinstance(choice, Candidate) else choice.csv
 
 
+def _package_key(choice: Choice) -> str:
+    """The package a choice counts in; an installed CSV of no package (applied by hand, without
+    OLM's properties annotation) is one of its own, so only its APIs can conflict."""
+    return choice.package or f"(ClusterServiceVersion {_name(choice)})"
+
+
 def _in_range(version: str, expression: str) -> bool:
     try:
         return parse_range(expression).contains(version)
@@ -78,7 +84,7 @@ class Resolver:
         self.choices: list[Choice] = [*self.installed, *self.candidates]
         self.by_package: dict[str, list[Choice]] = defaultdict(list)
         for choice in self.choices:
-            self.by_package[choice.package].append(choice)
+            self.by_package[_package_key(choice)].append(choice)
         self.var: dict[str, int] = {}
         for choice in self.choices:
             self.var[self._key(choice)] = len(self.var) + 1
@@ -212,7 +218,7 @@ class Resolver:
         for gvk, members in providers.items():
             by_package: dict[str, list[int]] = defaultdict(list)
             for member in members:
-                by_package[member.package].append(self.var[self._key(member)])
+                by_package[_package_key(member)].append(self.var[self._key(member)])
             packages = list(by_package)
             clauses = [
                 [-a, -b]
@@ -226,7 +232,7 @@ class Resolver:
                     Group(
                         "one-provider",
                         _gvk_text(gvk),
-                        ", ".join(sorted({m.package for m in members})),
+                        ", ".join(sorted({_package_key(m) for m in members})),
                     ),
                     clauses,
                 )
@@ -324,7 +330,9 @@ class Resolver:
                 )
             elif group.kind == "installed":
                 reasons.append(
-                    f"ClusterServiceVersion {group.subject} (package {group.detail}) is already installed here and no Subscription refers to it, so it must stay"
+                    f"ClusterServiceVersion {group.subject}"
+                    + (f" (package {group.detail})" if group.detail else "")
+                    + " is already installed here and no Subscription refers to it, so it must stay"
                 )
                 fixes.append(
                     f"delete ClusterServiceVersion {group.subject}, or subscribe to it (spec.startingCSV: {group.subject}) so it can be upgraded"

@@ -2,9 +2,11 @@
 
 What counts as installed:
 - every non-copied CSV whose package is known (its `operatorframework.io/properties`
-  annotation, a Subscription that installed it, or a catalog bundle of that name), except one
-  that another CSV of the namespace replaces: it is on its way out, and counting it would make
-  it conflict with its own replacement;
+  annotation, or a Subscription that installed it), except one that another CSV of the
+  namespace replaces: it is on its way out, and counting it would make it conflict with its own
+  replacement. As in OLM, a CSV applied by hand without that annotation belongs to no package,
+  even when a catalog has a bundle of its name: a Subscription installs beside it unless they
+  provide the same API (a CSV of no package and no APIs is not counted at all);
 - for a Subscription: its installedCSV (or currentCSV) when that CSV exists, moved along the
   `replaces` chain to the newest CSV of its package; when it has neither (its status was never
   written), the CSV of its package that one of its own InstallPlans installed, moved along the
@@ -167,7 +169,9 @@ def resolve(snapshot: Snapshot, statuses: Mapping[str, Mapping[str, Any]]) -> Re
         if statuses[s["metadata"]["name"]].get("installedCSV")
     }
     packages = {
-        name: annotated_package(csv) or by_installed.get(name) or bundle_package.get(name, "")
+        name: annotated_package(csv)
+        or by_installed.get(name)
+        or _planned_package(name, snapshot, bundle_package)
         for name, csv in snapshot.csvs.items()
     }
     installed_of = installed_csvs(snapshot, statuses, packages)
@@ -175,7 +179,7 @@ def resolve(snapshot: Snapshot, statuses: Mapping[str, Mapping[str, Any]]) -> Re
     installed = [
         Installed(name, packages[name], str(_spec(csv).get("version", "")), _provides(csv))
         for name, csv in snapshot.csvs.items()
-        if packages[name] and name not in replaced
+        if (packages[name] or _provides(csv)) and name not in replaced
     ]
     wanted = [
         Wanted(
@@ -191,6 +195,13 @@ def resolve(snapshot: Snapshot, statuses: Mapping[str, Mapping[str, Any]]) -> Re
     ]
     decision = Resolver(pool, installed, sources).resolve(wanted)
     return Resolution(decision, {w.name: w.installed_csv for w in wanted})
+
+
+def _planned_package(name: str, snapshot: Snapshot, bundle_package: Mapping[str, str]) -> str:
+    """The package of a CSV one of the namespace's InstallPlans installed (its Subscription's
+    status may not say so yet), from the catalog bundle of that name; "" for any other CSV."""
+    planned = any(name in csv_names(plan) for plan in snapshot.plans.values())
+    return bundle_package.get(name, "") if planned else ""
 
 
 def _catalog_of(snapshot: Snapshot, candidate: Candidate) -> CatalogInScope | None:

@@ -706,3 +706,25 @@ def test_a_replaced_csv_still_present_does_not_fail_resolution() -> None:
     )
     assert all(d.create is None and d.events == [] for d in decisions)
     assert "ResolutionFailed" not in conditions(status_of(settled))
+
+
+def test_a_csv_applied_by_hand_without_apis_is_no_packages_member_as_in_olm() -> None:
+    """OLM's e2e "creation using existing CSV": a CSV created by hand (no properties
+    annotation) named like a catalog bundle; a Subscription to the package installs its
+    channel's head beside it."""
+    by_hand = csv(DASHBOARD)  # memcached-dashboard.*: it owns no CRD
+    decision = decide(
+        world([subscription("dashboard", package="memcached-dashboard")], csvs=[by_hand])
+    )
+    status = next(iter(s.status for s in decision.statuses if s.name == "dashboard"), {})
+    failed = [c for c in status.get("conditions") or [] if c["type"] == "ResolutionFailed"]
+    assert not any(c["status"] == "True" for c in failed)
+
+
+def test_a_csv_applied_by_hand_still_counts_for_the_apis_it_provides() -> None:
+    by_hand = csv(V1)  # owns the Memcached CRD, no properties annotation
+    decision = decide(world([subscription()], csvs=[by_hand]))
+    (write,) = [s for s in decision.statuses if s.name == "memcached"]
+    (failed,) = [c for c in write.status["conditions"] if c["type"] == "ResolutionFailed"]
+    assert failed["status"] == "True"
+    assert f"ClusterServiceVersion {V1} is already installed here" in failed["message"]
