@@ -39,6 +39,7 @@ from olm.installplan.decide import (
     decide,
     forbidden,
     interrupted,
+    owner_csvs,
     step_manifest,
     step_ref,
 )
@@ -128,6 +129,12 @@ class InstallPlanController:
                     unserved[ref] = str(exc)
                 except NotFound:
                     objects[ref] = None
+            if not step_done:
+                # A CSV named as owner without a uid: OLM fills the uid in from the CSV of that
+                # name in the namespace, whether or not the plan creates it.
+                for owner_ref in owner_csvs(manifest, str(plan["metadata"]["namespace"])):
+                    if owner_ref not in objects:
+                        objects[owner_ref] = self.store.get("csv", owner_ref[2], owner_ref[3])
             live = objects.get(ref)
             if (
                 kind == CRD_KIND

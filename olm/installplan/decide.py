@@ -74,6 +74,7 @@ from olm.installplan.status import failed_status, set_condition
 from olm.installplan.steps import csv_owner
 
 CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
+CSV_API_VERSION = KINDS[Kind.CLUSTER_SERVICE_VERSION].api_version
 SUBSCRIPTION_KIND = KINDS[Kind.SUBSCRIPTION].kind.value
 CRD_KIND = "CustomResourceDefinition"
 # Bundle objects OLM's ExecutePlan gives an ownerReference to the CSV their step resolves.
@@ -82,6 +83,9 @@ BUNDLE_OWNED_KINDS = frozenset({"Service", "ConfigMap", "Secret"})
 WAIT_FOR_API_SECONDS = 1.0
 # A step's CSV owner is not visible yet (created by an earlier pass): look again after this long.
 WAIT_FOR_OWNER_SECONDS = 0.5
+# A step's CSV owner that is neither created by the plan nor there: OLM retries the step for
+# about a minute before failing the plan; so does olm-py.
+OWNER_DEADLINE_SECONDS = 60.0
 # The namespace's OperatorGroup cannot say which ServiceAccount to act as: look again this soon.
 GROUP_CHECK_RETRY_SECONDS = 2.0
 ATTENUATED_REF = "attenuatedServiceAccountRef"
@@ -171,6 +175,17 @@ def step_manifest(entry: Mapping[str, Any]) -> dict[str, Any] | None:
         # a catalog's CSV of `apiVersion: v1alpha1` installs (OLM's e2e catalogs have them).
         manifest["apiVersion"] = f"{group}/{manifest['apiVersion']}"
     return manifest
+
+
+def owner_csvs(manifest: Mapping[str, Any], plan_namespace: str) -> list[Ref]:
+    """The refs of the CSVs a step names as owners without a uid (filled in when written)."""
+    meta = manifest.get("metadata") or {}
+    namespace = str(meta.get("namespace") or plan_namespace)
+    return [
+        (CSV_API_VERSION, CSV_KIND, namespace, str(owner.get("name", "")))
+        for owner in meta.get("ownerReferences") or []
+        if owner.get("kind") == CSV_KIND and not owner.get("uid") and owner.get("name")
+    ]
 
 
 def step_ref(manifest: Mapping[str, Any]) -> Ref:
@@ -453,17 +468,25 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
     if unknown_owners:
         # Never write a step without its CSV owner: an object owned only by the CSV it
         # replaces is deleted by the garbage collector with that CSV (issue 16).
-        gone = [
-            name
-            for name in unknown_owners
-            if any(ref[1] == CSV_KIND and ref[3] == name for ref in snapshot.objects)
-        ]
+        # A CSV of this plan that was read and is not there was deleted after the plan made it.
+        planned = {step_ref(manifests[i])[3] for i in stage({CSV_KIND})}
+        read = {ref[3] for ref in snapshot.objects if ref[1] == CSV_KIND}
+        gone = [name for name in unknown_owners if name in planned and name in read]
         if gone:  # the snapshot read it, and it is not there: deleted after this plan made it
             return _fail(
                 new,
                 f"ClusterServiceVersion {', '.join(gone)} was deleted before this InstallPlan "
                 "finished; its ServiceAccounts and RBAC are not created without their owner. "
                 "The Subscription resolves again; delete this InstallPlan if nothing does.",
+                now,
+            )
+        if (now - started).total_seconds() > OWNER_DEADLINE_SECONDS:
+            names = ", ".join(unknown_owners)
+            return _fail(
+                new,
+                f"a step names ClusterServiceVersion {names} as its owner, and no "
+                f"ClusterServiceVersion of that name appeared in namespace {plan_namespace} "
+                f"within {OWNER_DEADLINE_SECONDS:.0f} s; create it, or delete this InstallPlan",
                 now,
             )
         return Plan(tuple(actions), new, requeue_after=WAIT_FOR_OWNER_SECONDS)

@@ -574,3 +574,63 @@ def test_a_stale_snapshot_keeps_the_plan_installing_with_what_was_written() -> N
 )
 def test_status_patch(old: dict[str, Any], new: dict[str, Any], patch: dict[str, Any]) -> None:
     assert status_patch(old, new) == patch
+
+
+def _configmap_plan(owner: str, start: str = "2026-11-22T11:59:59Z") -> dict[str, Any]:
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "test-owned",
+            "namespace": NS,
+            "ownerReferences": [
+                {
+                    "apiVersion": "operators.coreos.com/v1alpha1",
+                    "kind": "ClusterServiceVersion",
+                    "name": owner,
+                    "uid": "",
+                }
+            ],
+        },
+    }
+    entry = {
+        "resolving": "",
+        "status": "Unknown",
+        "resource": {
+            "group": "",
+            "version": "v1",
+            "kind": "ConfigMap",
+            "name": "test-owned",
+            "manifest": json.dumps(configmap),
+        },
+    }
+    return install_plan(plan=[entry], startTime=start)
+
+
+def test_a_step_owner_named_without_uid_gets_the_uid_of_the_csv_of_that_name() -> None:
+    """OLM's e2e "succeeds if there is no error on a later attempt" and "preserves owner
+    references to both the old and the new ClusterServiceVersion"."""
+    ip = _configmap_plan("test-owner")
+    ref = ("operators.coreos.com/v1alpha1", "ClusterServiceVersion", NS, "test-owner")
+    waiting = decide(
+        Snapshot(ip, NOW, objects={ref: None, ("v1", "ConfigMap", NS, "test-owned"): None})
+    )
+    assert waiting.actions == () and waiting.requeue_after is not None
+    assert waiting.status is None or waiting.status.get("phase") == "Installing"
+    owner = {"metadata": {"name": "test-owner", "namespace": NS, "uid": "u-owner"}}
+    done = decide(
+        Snapshot(ip, NOW, objects={ref: owner, ("v1", "ConfigMap", NS, "test-owned"): None})
+    )
+    (write,) = done.actions
+    assert write.body["metadata"]["ownerReferences"][0]["uid"] == "u-owner"
+    assert done.status is not None and done.status["phase"] == "Complete"
+
+
+def test_a_step_owner_that_never_appears_fails_the_plan_after_a_minute() -> None:
+    ip = _configmap_plan("test-owner", start="2026-11-22T11:58:30Z")
+    ref = ("operators.coreos.com/v1alpha1", "ClusterServiceVersion", NS, "test-owner")
+    plan = decide(
+        Snapshot(ip, NOW, objects={ref: None, ("v1", "ConfigMap", NS, "test-owned"): None})
+    )
+    assert plan.status is not None and plan.status["phase"] == "Failed"
+    assert "ClusterServiceVersion test-owner" in plan.status["message"]
