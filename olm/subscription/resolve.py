@@ -9,8 +9,9 @@ What counts as installed:
   provide the same API (a CSV of no package and no APIs is not counted at all);
 - for a Subscription: its installedCSV (or currentCSV) when that CSV exists, moved along the
   `replaces` chain to the newest CSV of its package; when it has neither (its status was never
-  written), the CSV of its package that one of its own InstallPlans installed, moved along the
-  chain the same way.
+  written), the CSV of its package that one of its own InstallPlans installed, or else its
+  startingCSV when that CSV of its package is there (the Subscription a plan made for a
+  dependency it installed), moved along the chain the same way.
 """
 
 from __future__ import annotations
@@ -120,6 +121,11 @@ def installed_csvs(
             for csv in csv_names(plan)
         }
         mine = {c for c in csvs if c in planned and packages.get(c) == package and c not in claimed}
+        starting = str(_spec(subscription).get("startingCSV") or "")
+        if not mine and starting in csvs and packages.get(starting) == package:
+            # Its startingCSV is there already (a dependency's Subscription, made by the plan
+            # that installed that CSV): it is this Subscription's, as OLM finds it.
+            mine = {starting} - claimed
         heads = [c for c in mine if replaced_by.get(c) not in mine]
         if len(heads) == 1:
             same = {c for c, p in packages.items() if p == package}

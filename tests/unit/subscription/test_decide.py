@@ -728,3 +728,25 @@ def test_a_csv_applied_by_hand_still_counts_for_the_apis_it_provides() -> None:
     (failed,) = [c for c in write.status["conditions"] if c["type"] == "ResolutionFailed"]
     assert failed["status"] == "True"
     assert f"ClusterServiceVersion {V1} is already installed here" in failed["message"]
+
+
+def test_a_dependencys_subscription_finds_the_csv_its_plan_installed() -> None:
+    """The Subscription a plan makes for a dependency starts at the CSV that plan installed."""
+    installed = csv(V2)
+    installed["metadata"]["annotations"] = {
+        "operatorframework.io/properties": json.dumps(
+            {
+                "properties": [
+                    {
+                        "type": "olm.package",
+                        "value": {"packageName": "memcached-operator", "version": "0.0.2"},
+                    }
+                ]
+            }
+        )
+    }
+    made = subscription("memcached-operator-alpha-samples-olm", startingCSV=V2)
+    decision = decide(world([made], csvs=[installed]))
+    assert decision.create is None
+    (write,) = [s for s in decision.statuses if s.name == made["metadata"]["name"]]
+    assert write.status["installedCSV"] == V2 and write.status["state"] == "AtLatestKnown"
