@@ -161,6 +161,16 @@ def step_manifest(entry: Mapping[str, Any]) -> dict[str, Any] | None:
         manifest = json.loads(resource.get("manifest") or "")
     except (TypeError, ValueError):
         return None
+    if isinstance(manifest, dict):
+        # OLM reads a step's kind and version from the step's resource, not its manifest (a
+        # manifest serialized without its TypeMeta has neither).
+        group, version = str(resource.get("group") or ""), str(resource.get("version") or "")
+        if not manifest.get("kind") and resource.get("kind"):
+            manifest["kind"] = str(resource["kind"])
+        if not manifest.get("apiVersion") and version:
+            manifest["apiVersion"] = (
+                f"{group}/{version}" if group and "/" not in version else version
+            )
     if (
         not isinstance(manifest, dict)
         or not manifest.get("kind")
@@ -169,11 +179,11 @@ def step_manifest(entry: Mapping[str, Any]) -> dict[str, Any] | None:
         or not manifest["metadata"].get("name")
     ):
         return None
-    group = TYPED_STEP_GROUPS.get(str(manifest["kind"]))
-    if group and "/" not in str(manifest["apiVersion"]):
+    typed = TYPED_STEP_GROUPS.get(str(manifest["kind"]))
+    if typed and "/" not in str(manifest["apiVersion"]):
         # OLM writes these kinds with typed clients, which ignore the manifest's apiVersion:
         # a catalog's CSV of `apiVersion: v1alpha1` installs (OLM's e2e catalogs have them).
-        manifest["apiVersion"] = f"{group}/{manifest['apiVersion']}"
+        manifest["apiVersion"] = f"{typed}/{manifest['apiVersion']}"
     return manifest
 
 

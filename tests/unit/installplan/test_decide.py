@@ -17,6 +17,7 @@ from olm.installplan.decide import (
     Verb,
     decide,
     interrupted,
+    step_manifest,
     step_ref,
 )
 from olm.installplan.status import status_patch
@@ -634,3 +635,22 @@ def test_a_step_owner_that_never_appears_fails_the_plan_after_a_minute() -> None
     )
     assert plan.status is not None and plan.status["phase"] == "Failed"
     assert "ClusterServiceVersion test-owner" in plan.status["message"]
+
+
+def test_a_step_manifest_without_type_meta_takes_the_steps_kind_and_version() -> None:
+    """OLM's e2e suite serializes step manifests without apiVersion and kind."""
+    entry = {
+        "resource": {
+            "group": "",
+            "version": "v1",
+            "kind": "ConfigMap",
+            "name": "x",
+            "manifest": json.dumps({"metadata": {"name": "x"}}),
+        }
+    }
+    manifest = step_manifest(entry)
+    assert manifest is not None
+    assert (manifest["apiVersion"], manifest["kind"]) == ("v1", "ConfigMap")
+    grouped = {"resource": {**entry["resource"], "group": "apps", "kind": "Deployment"}}
+    found = step_manifest(grouped)
+    assert found is not None and found["apiVersion"] == "apps/v1"
