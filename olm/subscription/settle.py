@@ -40,10 +40,9 @@ def _plan_condition(reference: str, plan: Mapping[str, Any]) -> PlanCondition | 
     phase = ip.phase(plan)
     if phase == InstallPlanPhase.NONE or phase in ip.PENDING_PHASES:
         reason = phase or SubscriptionReason.INSTALL_PLAN_NOT_YET_RECONCILED.value
-        message = ip.plan_message(plan)
-        if not message and phase == InstallPlanPhase.REQUIRES_APPROVAL:
-            message = f"InstallPlan {reference} waits for approval: set its spec.approved to true"
-        return Types.INSTALL_PLAN_PENDING, reason, message
+        # The plan's own message only, as OLM: scripts (and OLM's e2e suite) match the
+        # condition's message exactly, and a plan waiting for approval has none.
+        return Types.INSTALL_PLAN_PENDING, reason, ip.plan_message(plan)
     if phase == InstallPlanPhase.FAILED:
         installed = ip.installed_condition(plan)
         reason = (
