@@ -78,10 +78,12 @@ def owned_by(plan: Obj, subscription_uids: Iterable[str]) -> bool:
 
 
 def unwritten(plan: Obj, subscription_uids: Iterable[str]) -> bool:
-    """Created by olm-py for these Subscriptions, but its status was never written."""
+    """Created by olm-py for these Subscriptions, but its status was never written (no phase
+    and no steps: a plan whose phase alone someone cleared is not one, OLM's e2e suite does)."""
     meta = plan.get("metadata") or {}
     return (
         phase(plan) == InstallPlanPhase.NONE
+        and not (plan.get("status") or {}).get("plan")
         and not meta.get("deletionTimestamp")
         and owned_by(plan, subscription_uids)
     )
