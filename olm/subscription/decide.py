@@ -113,6 +113,18 @@ def _choose(
             status["installedCSV"] = installed
             if isinstance(chosen, Installed) and chosen.csv == installed:
                 status.update(currentCSV=installed, state=SubscriptionState.AT_LATEST_KNOWN.value)
+            if not ip.ref_name(status):
+                # A Subscription made by the plan that installed its CSV (a dependency's): it
+                # refers to that plan, as OLM's does.
+                made_by = [p for p in plans.values() if installed in ip.csv_names(p)]
+                if made_by:
+                    maker = max(made_by, key=lambda p: (ip.generation(p), p["metadata"]["name"]))
+                    reference, legacy = ip.reference(maker)
+                    status.update(
+                        installPlanRef=reference,
+                        installplan=legacy,
+                        installPlanGeneration=ip.generation(maker),
+                    )
         if not isinstance(chosen, Candidate):
             continue
         plan = plans.get(ip.ref_name(status))

@@ -746,7 +746,9 @@ def test_a_dependencys_subscription_finds_the_csv_its_plan_installed() -> None:
         )
     }
     made = subscription("memcached-operator-alpha-samples-olm", startingCSV=V2)
-    decision = decide(world([made], csvs=[installed]))
+    plan = install_plan("install-aaaaa", [DASHBOARD, V2], "Complete", owners=("dashboard",))
+    decision = decide(world([made], csvs=[installed], plans=[plan]))
     assert decision.create is None
     (write,) = [s for s in decision.statuses if s.name == made["metadata"]["name"]]
     assert write.status["installedCSV"] == V2 and write.status["state"] == "AtLatestKnown"
+    assert write.status["installPlanRef"]["name"] == "install-aaaaa", "the plan that made it"
