@@ -421,6 +421,11 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
             else:
                 waiting.append(index)
             continue
+        if live is not None and (live.get("metadata") or {}).get("deletionTimestamp"):
+            # Being deleted (its custom resources are being removed): writing it now would be
+            # lost with it; it is created again once it is gone.
+            waiting.append(index)
+            continue
         body = managed(with_alongside(manifest, live, plan_namespace, resolving(index)))
         if live is None:
             actions.append(Action(index, Verb.APPLY, body, StepStatus.WAITING_FOR_API))

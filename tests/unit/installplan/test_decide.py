@@ -654,3 +654,14 @@ def test_a_step_manifest_without_type_meta_takes_the_steps_kind_and_version() ->
     grouped = {"resource": {**entry["resource"], "group": "apps", "kind": "Deployment"}}
     found = step_manifest(grouped)
     assert found is not None and found["apiVersion"] == "apps/v1"
+
+
+def test_a_crd_being_deleted_is_waited_for_and_then_created_again() -> None:
+    ip = install_plan()
+    going = established(objects_of(ip)["CustomResourceDefinition"])
+    going["metadata"]["deletionTimestamp"] = "2026-11-22T11:59:59Z"
+    plan = decide(snap(ip, going))
+    assert plan.actions == () and plan.requeue_after is not None
+    assert plan.status is None or plan.status.get("phase") == "Installing"
+    gone = decide(snap(ip))
+    assert kinds(gone) == [("apply", "CustomResourceDefinition", "WaitingForApi")]
