@@ -31,19 +31,15 @@ from olm.installplan.attenuation import forbidden_message
 from olm.installplan.crdsafety import versions_to_check
 from olm.installplan.decide import (
     ATTENUATED_REF,
-    CRD_KIND,
     Plan,
-    Ref,
     Snapshot,
     Verb,
     decide,
     forbidden,
     interrupted,
-    owner_csvs,
-    step_manifest,
-    step_ref,
 )
 from olm.installplan.status import status_patch
+from olm.installplan.stepref import CRD_KIND, Ref, owner_csvs, step_manifest, step_ref
 from olm.kube.errors import Conflict, GatewayError, NotFound, UnservedKind
 from olm.kube.protocol import KubeGateway
 

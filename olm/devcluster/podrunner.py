@@ -10,6 +10,11 @@ operator's life follows what OLM does to its Deployment:
 - its env is the container's env, with `fieldRef`s to the pod's metadata resolved;
 - it dies with the runner (PR_SET_PDEATHSIG), so nothing outlives `olm dev down`.
 
+Pods of a few images the real OLM and its e2e suite run (`STAND_INS`: OLM's
+configmap-server, opm, the suite's mock-extension-apiserver) get a stand-in program instead,
+given the container's command (without its program) and args; they run like a sample's
+(docs/pod-network.md, "Stand-ins").
+
 Pods of the olm-py image itself (any repository whose last part is `olm-py`, e.g. the
 `<registry>/olm-py:<version>` that `make release` pushes, or `localhost/olm-py:dev`) run as this
 venv's `olm` with the container's arguments, so a chart-installed olm-py works with exactly the

@@ -17,10 +17,9 @@ from olm.installplan.decide import (
     Verb,
     decide,
     interrupted,
-    step_manifest,
-    step_ref,
 )
 from olm.installplan.status import status_patch
+from olm.installplan.stepref import step_manifest, step_ref
 from tests.unit.installplan.plans import (
     CRD_NAME,
     NEW,
