@@ -100,6 +100,20 @@ class CsvController:
 
     # ----- snapshot ----------------------------------------------------------------------------
 
+    def _required_apiservices(self, required: list[Any]) -> dict[str, dict[str, Any]]:
+        """The APIServices a CSV requires, read by name: the cache holds only olm.managed
+        ones, and a required API (PackageManifests, metrics.k8s.io) is rarely OLM's own."""
+        found: dict[str, dict[str, Any]] = {}
+        for wanted in required:
+            if not isinstance(wanted, dict):
+                continue
+            name = f"{wanted.get('version', '')}.{wanted.get('group', '')}"
+            try:
+                found[name] = self.gateway.get(API_REGISTRATION, APISERVICE_KIND, None, name)
+            except NotFound:
+                continue
+        return found
+
     def world(self, csv: dict[str, Any]) -> World:
         namespace = csv["metadata"]["namespace"]
         groups = self.store.items("operatorgroup", namespace)
@@ -121,9 +135,7 @@ class CsvController:
             ),
             server_version=self.gateway.server_version(),
             served_kinds=self.gateway.served_kinds() if needs_discovery else frozenset(),
-            apiservices={a["metadata"]["name"]: a for a in self.store.items("apiservice")}
-            if required_apis
-            else {},
+            apiservices=self._required_apiservices(required_apis or []),
         )
         replaces = (csv.get("spec") or {}).get("replaces")
         subscription = self._subscription(csv)
