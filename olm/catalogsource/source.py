@@ -159,22 +159,25 @@ def poll_seconds(spec: Mapping[str, Any]) -> tuple[float, str]:
 def configmap_ownership(
     source: Mapping[str, Any], configmap: Mapping[str, Any]
 ) -> dict[str, Any] | None:
-    """The server-side apply that makes a ConfigMap catalog's ConfigMap owned by its
-    CatalogSource, as OLM's catalog operator does (a non-controller ownerReference, so the
-    ConfigMap goes with the CatalogSource, and `olm.managed: "false"` on a ConfigMap that has
-    no `olm.managed` label); None when it already is. Other owners and labels are kept (the
-    apply names only its own)."""
+    """The merge patch that makes a ConfigMap catalog's ConfigMap owned by its CatalogSource,
+    as OLM's catalog operator does (a non-controller ownerReference, so the ConfigMap goes with
+    the CatalogSource, and `olm.managed: "false"` on a ConfigMap that has no `olm.managed`
+    label); None when it already is. The patch carries every ownerReference the ConfigMap has
+    and its resourceVersion, so it adds without taking anything away, and is refused (409)
+    when the ConfigMap changed since it was read. (Not a server-side apply: olm-py's one field
+    manager would drop what it applied before, e.g. another CatalogSource's owner.)"""
     meta = source.get("metadata") or {}
     uid = meta.get("uid")
     cm_meta = configmap.get("metadata") or {}
-    owned = any(o.get("uid") == uid for o in cm_meta.get("ownerReferences") or [])
+    owners = list(cm_meta.get("ownerReferences") or [])
+    owned = any(o.get("uid") == uid for o in owners)
     labels = cm_meta.get("labels") or {}
     if not uid or (owned and Label.MANAGED in labels):
         return None
-    body_meta: dict[str, Any] = {
-        "name": cm_meta.get("name"),
-        "namespace": cm_meta.get("namespace"),
-        "ownerReferences": [
+    patch_meta: dict[str, Any] = {"resourceVersion": cm_meta.get("resourceVersion")}
+    if not owned:
+        patch_meta["ownerReferences"] = [
+            *owners,
             {
                 "apiVersion": str(source.get("apiVersion") or CATALOG_SOURCE_API_VERSION),
                 "kind": "CatalogSource",
@@ -182,9 +185,8 @@ def configmap_ownership(
                 "uid": uid,
                 "controller": False,
                 "blockOwnerDeletion": False,
-            }
-        ],
-    }
+            },
+        ]
     if Label.MANAGED not in labels:
-        body_meta["labels"] = {Label.MANAGED: "false"}
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": body_meta}
+        patch_meta["labels"] = {Label.MANAGED: "false"}
+    return {"metadata": patch_meta}

@@ -243,8 +243,11 @@ class CatalogSourceController:
         ownership = configmap_ownership(source, document)
         if ownership is not None:  # the ConfigMap goes with its CatalogSource, as under OLM
             try:
-                document = self.gateway.apply(ownership)
-            except GatewayError as exc:  # e.g. no right to update it: the catalog still serves
+                self.gateway.patch("v1", "ConfigMap", namespace, name, ownership)
+                document = self.gateway.get("v1", "ConfigMap", namespace, name)
+            except NotFound:
+                return Fetched(failure=Failure(FailureKind.CONFIGMAP_MISSING, detail="404"))
+            except GatewayError as exc:  # changed meanwhile (409), or no right: next time
                 log.info(
                     "ConfigMap %s/%s not given its CatalogSource as owner: %s", namespace, name, exc
                 )

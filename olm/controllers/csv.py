@@ -107,7 +107,9 @@ class CsvController:
         for wanted in required:
             if not isinstance(wanted, dict):
                 continue
-            name = f"{wanted.get('version', '')}.{wanted.get('group', '')}"
+            if not wanted.get("version") or not wanted.get("group"):
+                continue  # no APIService to read: the requirement says NotPresent
+            name = f"{wanted['version']}.{wanted['group']}"
             try:
                 found[name] = self.gateway.get(API_REGISTRATION, APISERVICE_KIND, None, name)
             except NotFound:

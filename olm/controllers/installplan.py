@@ -135,6 +135,7 @@ class InstallPlanController:
             if (
                 kind == CRD_KIND
                 and live is not None
+                and not (live.get("metadata") or {}).get("deletionTimestamp")
                 and not step_done
                 and entry.get("status") != StepStatus.WAITING_FOR_API
             ):

@@ -56,6 +56,7 @@ from olm.scope.apiroles import (
 from olm.scope.copies import (
     CopyMeta,
     CopyPrototype,
+    copied_status_hash,
     copy_prototype,
     dangling_reason,
     is_copied,
@@ -132,7 +133,7 @@ def _status_edited(copy: Mapping[str, Any], store: Store) -> bool:
     meta = _meta(copy)
     origin = (meta.get("labels") or {}).get(Label.COPIED_FROM)
     original = store.get("csv", str(origin), str(meta.get("name"))) if origin else None
-    return original is None or status_digest(copy) != copy_prototype(original).status_hash
+    return original is None or status_digest(copy) != copied_status_hash(original)
 
 
 def trim(kind: str, obj: dict[str, Any]) -> dict[str, Any]:

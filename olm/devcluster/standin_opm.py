@@ -37,9 +37,22 @@ def localize(args: list[str], mounts: dict[str, str]) -> list[str]:
 
 
 def opm_argv(opm: Path, args: list[str], mounts: dict[str, str], log: Path) -> list[str]:
-    """The command line for the container's `opm <args>` (pure)."""
-    argv = [str(opm), *localize(args, mounts)]
-    if argv[1:2] == ["serve"] and not any(a.split("=")[0] in TERMINATION_LOG_FLAGS for a in args):
+    """The command line for the container's `opm <args>` (pure): its own termination-log flag,
+    if any, replaced by one in the pod's directory (never a file of this machine's /dev)."""
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in TERMINATION_LOG_FLAGS:
+            skip = True  # its value is the next argument
+            continue
+        if arg.split("=", 1)[0] in TERMINATION_LOG_FLAGS:
+            continue
+        kept.append(arg)
+    argv = [str(opm), *localize(kept, mounts)]
+    if argv[1:2] == ["serve"]:
         argv += ["-t", str(log)]
     return argv
 

@@ -185,6 +185,21 @@ class CopyPrototype:
         }
 
 
+def copied_status(original: Mapping[str, Any]) -> dict[str, Any]:
+    """The status a copy of `original` shows: the original's, reason Copied and its message."""
+    namespace = str(_meta(original).get("namespace") or "")
+    return {
+        **(original.get("status") or {}),
+        "reason": CsvReason.COPIED.value,
+        "message": COPIED_MESSAGE_TEMPLATE.format(namespace=namespace),
+    }
+
+
+def copied_status_hash(original: Mapping[str, Any]) -> str:
+    """`copy_prototype(original).status_hash`, without hashing the spec (cheap per event)."""
+    return _digest(copied_status(original))
+
+
 def copy_prototype(original: Mapping[str, Any]) -> CopyPrototype:
     meta = _meta(original)
     namespace = str(meta.get("namespace") or "")
@@ -199,11 +214,7 @@ def copy_prototype(original: Mapping[str, Any]) -> CopyPrototype:
         for k, v in (meta.get("annotations") or {}).items()
         if k not in NOT_COPIED_ANNOTATIONS and k not in set(CopyAnnotation)
     }
-    status = {
-        **(original.get("status") or {}),
-        "reason": CsvReason.COPIED.value,
-        "message": COPIED_MESSAGE_TEMPLATE.format(namespace=namespace),
-    }
+    status = copied_status(original)
     spec = original.get("spec") or {}
     name = str(meta.get("name") or "")
     return CopyPrototype(

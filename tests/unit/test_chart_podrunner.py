@@ -133,6 +133,13 @@ def test_an_opm_pod_runs_the_local_opm_on_its_mounted_catalog(tmp_path: Path) ->
         "-t",
         f"{tmp_path}/t",
     ]
+    given = opm_argv(
+        Path("/bin/opm"),
+        ["serve", "/opt/olm", "-t", "/dev/termination-log"],
+        mounts,
+        tmp_path / "t",
+    )
+    assert given[-2:] == ["-t", f"{tmp_path}/t"] and "/dev/termination-log" not in given
     assert localize(["/opt/olmx", "/opt"], mounts) == [
         f"{tmp_path}/other/olmx",
         f"{tmp_path}/other",

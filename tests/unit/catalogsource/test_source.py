@@ -239,25 +239,46 @@ def test_a_configmap_catalogs_configmap_goes_with_its_catalog_source_as_under_ol
         "metadata": {"name": "cat", "namespace": "ns", "uid": "u1"},
     }
     other = {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u0"}
-    configmap = {"metadata": {"name": "cm", "namespace": "ns", "ownerReferences": [other]}}
-    body = configmap_ownership(source, configmap)
-    assert body is not None
-    assert body["metadata"]["ownerReferences"] == [
-        {
-            "apiVersion": "operators.coreos.com/v1alpha1",
-            "kind": "CatalogSource",
-            "name": "cat",
-            "uid": "u1",
-            "controller": False,
-            "blockOwnerDeletion": False,
+    configmap = {
+        "metadata": {
+            "name": "cm",
+            "namespace": "ns",
+            "resourceVersion": "7",
+            "ownerReferences": [other],
         }
-    ], "only its own owner: server-side apply keeps the others"
-    assert body["metadata"]["labels"] == {"olm.managed": "false"}
+    }
+    patch = configmap_ownership(source, configmap)
+    assert patch is not None
+    mine = {
+        "apiVersion": "operators.coreos.com/v1alpha1",
+        "kind": "CatalogSource",
+        "name": "cat",
+        "uid": "u1",
+        "controller": False,
+        "blockOwnerDeletion": False,
+    }
+    # A merge patch: every owner it has and its own, refused if the ConfigMap changed since.
+    assert patch == {
+        "metadata": {
+            "resourceVersion": "7",
+            "ownerReferences": [other, mine],
+            "labels": {"olm.managed": "false"},
+        }
+    }
     owned = {
         "metadata": {
             **configmap["metadata"],
-            "ownerReferences": [other, body["metadata"]["ownerReferences"][0]],
+            "ownerReferences": [other, mine],
             "labels": {"olm.managed": "true"},
         }
     }
     assert configmap_ownership(source, owned) is None
+    # A second CatalogSource of the same ConfigMap adds itself and keeps the first.
+    second = {**source, "metadata": {"name": "cat2", "namespace": "ns", "uid": "u2"}}
+    both = configmap_ownership(second, owned)
+    assert both is not None and [o["uid"] for o in both["metadata"]["ownerReferences"]] == [
+        "u0",
+        "u1",
+        "u2",
+    ]
+    assert "labels" not in both["metadata"]
