@@ -314,12 +314,11 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
             if (m["kind"] in kinds if kinds is not None else m["kind"] not in (CRD_KIND, CSV_KIND))
         ]
 
-    def create_csvs(before: int | None = None) -> list[Action]:
-        """Create the CSV steps not done yet (only those before step `before`); created, never
-        overwritten."""
+    def create_csvs() -> list[Action]:
+        """Create the CSV steps not done yet; created, never overwritten."""
         created = []
         for index in stage({CSV_KIND}):
-            if done(index) or (before is not None and index > before):
+            if done(index):
                 continue
             manifest = manifests[index]
             if snapshot.objects.get(step_ref(manifest)) is not None:
@@ -361,11 +360,9 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
             continue
         problem = crd_upgrade_problem(live, manifest, snapshot.custom_resources)
         if problem:
-            # OLM runs a plan's steps in order, and a bundle's CSV step comes before its CRDs:
-            # when a CRD update is refused, the CSVs before it already exist (OLM's own CRD
-            # specs delete that CSV before subscribing again).
-            before = [*actions, *create_csvs(before=index)]
-            return replace(_fail(new, step_error(manifest, problem), now), actions=tuple(before))
+            # Refused before any CSV of the plan is written (OLM writes the CSV first, and it
+            # then replaces the running version over the old CRD): what runs stays untouched.
+            return _fail(new, step_error(manifest, problem), now)
         actions.append(Action(index, Verb.APPLY, body, StepStatus.PRESENT))
         mark(index, StepStatus.PRESENT)
         if not is_established(live):
