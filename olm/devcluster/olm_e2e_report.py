@@ -60,7 +60,7 @@ def rows(
             name,
             olm_py.get(name, NOT_RUN),
             reference.get(name, NOT_RUN),
-            note_for(name, notes),
+            note_for(name, notes) if olm_py.get(name) != "passed" else "",
         )
         for name in names
     ]

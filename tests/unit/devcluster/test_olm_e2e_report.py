@@ -33,3 +33,4 @@ def test_the_totals_count_what_passes_on_the_reference_and_every_active_spec() -
         "olm-py passes 2 of 3 active specs",
     ]
     assert "| b | failed | passed | why \\| not |" in markdown(table)
+    assert "| a | passed | passed |  |" in markdown(table), "no note for a spec that passes"
