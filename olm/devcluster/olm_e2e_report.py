@@ -7,8 +7,9 @@ totals lines and the table (Markdown). Pure but for reading those files. The not
 list of `{match: <regex>, note: <why>}`: a spec's note is that of the first regex found in its
 name.
 
-Invariants: a spec is counted once (the last outcome of its name wins: a re-run replaces an
-earlier one); `pending` specs are not active; a spec that ran on neither side is `not run`.
+Invariants: a spec is counted once (the last outcome of its name that ran wins: a re-run
+replaces an earlier one, a shard that did not select it does not); `pending` specs are not
+active; a spec that ran on neither side is `not run`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 import yaml
 
 NOT_RUN = "not run"
+RAN = ("passed", "failed")
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,12 @@ def load_outcomes(directory: Path) -> dict[str, str]:
     for path in sorted(directory.rglob("outcomes.json")):
         for item in json.loads(path.read_text()):
             name = str(item.get("name", ""))
-            if name.startswith("[It] "):
-                states[name.removeprefix("[It] ")] = str(item.get("state", ""))
+            if not name.startswith("[It] "):
+                continue
+            spec, state = name.removeprefix("[It] "), str(item.get("state", ""))
+            # A shard reports the specs it did not select as skipped: only a run replaces.
+            if state in RAN or spec not in states:
+                states[spec] = state
     return states
 
 

@@ -19,7 +19,8 @@ def _write(directory: Path, *outcomes: tuple[str, str]) -> None:
 def test_a_rerun_replaces_an_earlier_outcome_and_setup_nodes_are_not_specs(tmp_path: Path) -> None:
     _write(tmp_path / "shard-1", ("[BeforeSuite]", "passed"), ("[It] a", "failed"))
     _write(tmp_path / "shard-1" / "rerun", ("[It] a", "passed"))
-    assert load_outcomes(tmp_path) == {"a": "passed"}
+    _write(tmp_path / "shard-2", ("[It] a", "skipped"), ("[It] b", "skipped"))
+    assert load_outcomes(tmp_path) == {"a": "passed", "b": "skipped"}, "not selected is no run"
 
 
 def test_the_totals_count_what_passes_on_the_reference_and_every_active_spec() -> None:
