@@ -40,6 +40,7 @@ from olm.controllers.store import Store
 from olm.controllers.subscription import SubscriptionController
 from olm.controllers.watch import configure, register, relist, resync_keys
 from olm.election.decide import DEFAULT_TIMING, Timing
+from olm.installplan.policy import DEFAULT_POLICY, InstallPolicy
 from olm.kube.client import api_client
 from olm.kube.gateway import Gateway, GatewayError
 from olm.kube.lease import LeaderElector, LeaseLock
@@ -331,6 +332,7 @@ def run(
     ready: Callable[[], Any] | None = None,
     samples: bool = True,
     ops: Operations | None = None,
+    policy: InstallPolicy = DEFAULT_POLICY,
 ) -> int:
     """Run the controllers until SIGTERM/SIGINT (or `stop` is set); the exit status (0, or
     EXIT_LEADERSHIP_LOST)."""
@@ -350,7 +352,7 @@ def run(
             OperatorGroupController(store, gateway, queue),
             CatalogSourceController(store, gateway, queue, cache, services=catalog_services),
             SubscriptionController(store, gateway, queue, cache),
-            InstallPlanController(store, gateway, queue),
+            InstallPlanController(store, gateway, queue, policy),
             *scope_controllers(store, gateway, queue),
             *operator_controllers(store, gateway, queue),
         )

@@ -12,6 +12,7 @@ import faulthandler
 import shlex
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.image import IMAGE_REPOSITORY, ImageError, build_image, package_version
 from olm.devcluster.progress import Progress
 from olm.devcluster.release import ReleaseError
+from olm.installplan.policy import ALLOW_KIND_FLAG, InstallPolicy, parse_kinds
 
 
 def _cluster(args: argparse.Namespace, progress: Progress) -> DevCluster:
@@ -133,6 +135,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # worker or a wait that never ends is read on a live process (the e2e suite does it when a
     # test fails).
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # A SIGTERM before the controllers run (while caches fill) stops it as cleanly as one
+    # after: kopf installs its own handlers once it runs, and it stops on this same flag.
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        policy = InstallPolicy(extra_kinds=parse_kinds(args.allow_bundle_kind))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     ops = Operations(
         leader_elect=args.leader_elect,
         lease_namespace=args.leader_election_namespace or default_lease_namespace(),
@@ -149,6 +161,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             resync=args.resync,
             samples=not args.no_samples,
             ops=ops,
+            policy=policy,
+            stop=stop,
         )
     except ListenError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -213,6 +227,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="port of the PackageManifest API (default: 5443 in a pod, a free loopback port "
         "outside one)",
+    )
+    run.add_argument(
+        ALLOW_KIND_FLAG,
+        action="append",
+        default=[],
+        metavar="KIND[,KIND]",
+        help="let bundles install objects of this kind too (repeatable). By default only the "
+        "kinds OLM installs: a bundle with another kind fails its InstallPlan, nothing applied",
     )
     run.add_argument(
         "--log-format", choices=("text", "json"), default="text", help="log lines as text or JSON"

@@ -217,6 +217,9 @@ class OlmOperator:
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
         self.started_at = 0
+        # Extra `olm run` flags of the current process (a story that needs a setting restarts
+        # it with them, and without them when it ends: `restart()`).
+        self.args: tuple[str, ...] = ()
 
     def start(self) -> None:
         # Where this process's output begins: until it has written something it may not have
@@ -224,7 +227,7 @@ class OlmOperator:
         self.started_at = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "olm.cli", "run", "--resync=30"],
+                [sys.executable, "-m", "olm.cli", "run", "--resync=30", *self.args],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=self.plane.env(),
@@ -243,9 +246,18 @@ class OlmOperator:
             except subprocess.TimeoutExpired:
                 self.kill()
 
-    def restart(self) -> None:
+    def restart(self, *args: str) -> None:
+        """Kill it and start it again, with `args` as its extra flags (none: the defaults),
+        and wait until its controllers run (a SIGTERM from then on stops it cleanly)."""
         self.kill()
+        self.args = args
         self.start()
+        wait_for(self._started, timeout=STEP_TIMEOUT, what="olm run to start its controllers")
+
+    def _started(self) -> bool:
+        with self.log_path.open("rb") as log:
+            log.seek(self.started_at)
+            return b"olm-py controllers started" in log.read()
 
 
 @pytest.fixture(scope="session")

@@ -38,6 +38,7 @@ from olm.installplan.decide import (
     forbidden,
     interrupted,
 )
+from olm.installplan.policy import DEFAULT_POLICY, InstallPolicy
 from olm.installplan.status import status_patch
 from olm.installplan.stepref import CRD_KIND, Ref, owner_csvs, step_manifest, step_ref
 from olm.kube.errors import Conflict, GatewayError, NotFound, UnservedKind
@@ -75,10 +76,17 @@ def now() -> datetime.datetime:
 class InstallPlanController:
     kind = "installplan"
 
-    def __init__(self, store: Store, gateway: KubeGateway, queue: WorkQueue) -> None:
+    def __init__(
+        self,
+        store: Store,
+        gateway: KubeGateway,
+        queue: WorkQueue,
+        policy: InstallPolicy = DEFAULT_POLICY,
+    ) -> None:
         self.store = store
         self.gateway = gateway
         self.queue = queue
+        self.policy = policy
         self._lock = threading.Lock()
         self._finished: dict[str, str] = {}  # uid -> the terminal phase this process wrote
         self._stale: dict[str, int] = {}  # uid -> consecutive stale snapshots
@@ -141,7 +149,9 @@ class InstallPlanController:
             ):
                 custom_resources.update(self._custom_resources(live, manifest))
         groups = tuple(self.store.items("operatorgroup", plan["metadata"]["namespace"]))
-        return Snapshot(plan, now(), finished, objects, unserved, custom_resources, groups)
+        return Snapshot(
+            plan, now(), finished, objects, unserved, custom_resources, groups, self.policy
+        )
 
     def _custom_resources(
         self, live: dict[str, Any], manifest: dict[str, Any]

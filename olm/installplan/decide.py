@@ -68,6 +68,7 @@ from olm.installplan.objects import (
     with_csv_owner,
     with_resource_version,
 )
+from olm.installplan.policy import DEFAULT_POLICY, InstallPolicy, refusal
 from olm.installplan.status import failed_status, set_condition
 from olm.installplan.stepref import CRD_KIND, CSV_KIND, Ref, step_manifest, step_ref
 from olm.installplan.steps import csv_owner
@@ -117,6 +118,8 @@ class Snapshot:
     custom_resources: Mapping[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     # The OperatorGroups of the plan's namespace (which ServiceAccount the steps act as).
     groups: tuple[Mapping[str, Any], ...] = ()
+    # What bundles may install (olm.installplan.policy): OLM's kinds unless the admin added some.
+    policy: InstallPolicy = DEFAULT_POLICY
 
 
 @dataclass(frozen=True)
@@ -292,6 +295,10 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
                 InstallPlanReason.PLAN_UNKNOWN,
             )
         manifests.append(manifest)
+    refused = refusal(entries, manifests, snapshot.policy)
+    if refused is not None:  # checked before the first write: a refused bundle leaves nothing
+        new["plan"], message = refused
+        return _fail(new, message, now)
     actions: list[Action] = []
 
     def done(index: int) -> bool:

@@ -1,0 +1,146 @@
+"""What a bundle may install (issue 25): a bundle that ships a kind OLM does not install (here a
+ValidatingAdmissionPolicy) fails its InstallPlan with the kind and the bundle named, and nothing
+of it is created; once the admin allows the kind (`olm run --allow-bundle-kind`), the same
+Subscription installs it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from olm.catalog.formats import bundle_properties
+from olm.catalog.model import Bundle
+from olm.catalog.render import to_yaml
+from olm.catalog.samples import build
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
+from tests.e2e.stories import operator_group, wait_phase
+from tests.e2e.test_catalog_updates import Server, catalog_source
+from tests.e2e.test_subscriptions import plan_for, subscribe, subscription
+
+pytestmark = pytest.mark.e2e
+
+V1 = "memcached-operator.v0.0.1"
+INSTALL_PLAN = "installplan.operators.coreos.com"
+POLICY = "validatingadmissionpolicies.admissionregistration.k8s.io"
+
+
+def admission_policy(name: str) -> dict[str, Any]:
+    """Inert without a binding: it never judges a request."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": ["cache.example.com"],
+                        "apiVersions": ["*"],
+                        "operations": ["CREATE"],
+                        "resources": ["memcacheds"],
+                    }
+                ]
+            },
+            "validations": [{"expression": "object.spec.size <= 10"}],
+        },
+    }
+
+
+def write_catalog(directory: Path, extra: dict[str, Any]) -> None:
+    """The samples catalog with `extra` added to bundle 0.0.1."""
+    catalog = build()
+    package = catalog.packages["memcached-operator"]
+    # 0.0.1 alone: an Automatic Subscription stays on it.
+    for version in [v for v in package.bundles if v != V1]:
+        del package.bundles[version]
+    for name, channel in list(package.channels.items()):
+        channel.entries = [e for e in channel.entries if e.name == V1]
+        if not channel.entries:
+            del package.channels[name]
+    old = package.bundles[V1]
+    objects = [*copy.deepcopy(old.objects), extra]
+    csv = next(o for o in objects if o["kind"] == "ClusterServiceVersion")
+    package.bundles[V1] = Bundle(
+        V1, package.name, properties=bundle_properties(package.name, csv, objects, [])
+    )
+    (directory / "catalog.yaml").write_text(to_yaml(catalog))
+
+
+@pytest.fixture
+def restore_olm(olm_operator: OlmOperator) -> Iterator[OlmOperator]:
+    yield olm_operator
+    if olm_operator.args:
+        olm_operator.restart()  # the session's other stories run with the defaults
+
+
+def exists(plane: ControlPlane, *args: str) -> bool:
+    return plane.kubectl("get", *args, "--ignore-not-found", "-o", "name").stdout.strip() != ""
+
+
+def test_a_bundle_with_a_kind_olm_does_not_install_fails_until_the_admin_allows_it(
+    control_plane: ControlPlane, restore_olm: OlmOperator, namespace: str, tmp_path: Path
+) -> None:
+    plane = control_plane
+    policy_name = f"olm-py-test-{namespace}"
+    write_catalog(tmp_path, admission_policy(policy_name))
+    server = Server(tmp_path)
+    server.start()
+    try:
+        catalog_source(plane, namespace, server.port)
+        operator_group(plane, namespace)
+        subscribe(
+            plane,
+            namespace,
+            "Automatic",
+            source="updating",
+            sourceNamespace=namespace,
+            startingCSV=V1,
+        )
+
+        # kubectl get installplan: Failed, the step UnsupportedResource, the kind named.
+        plan = plan_for(plane, namespace, V1)
+        name = plan["metadata"]["name"]
+
+        def failed() -> dict[str, Any] | None:
+            status = plane.get_json(INSTALL_PLAN, name, "-n", namespace).get("status") or {}
+            return status if status.get("phase") == "Failed" else None
+
+        status = wait_for(failed, timeout=STEP_TIMEOUT, what="the plan to fail")
+        refused = [s for s in status["plan"] if s["status"] == "UnsupportedResource"]
+        assert [s["resource"]["kind"] for s in refused] == ["ValidatingAdmissionPolicy"]
+        assert f"ValidatingAdmissionPolicy {policy_name} of bundle {V1}" in status["message"]
+        assert "--allow-bundle-kind ValidatingAdmissionPolicy" in status["message"]
+        assert "nothing of this plan was applied" in status["message"]
+        installed = next(c for c in status["conditions"] if c["type"] == "Installed")
+        assert installed["reason"] == "InstallComponentFailed"
+        # Nothing of the bundle exists: no CSV, no ServiceAccount, no admission policy.
+        assert not exists(plane, "csv", V1, "-n", namespace)
+        assert not exists(plane, "serviceaccount", "memcached-operator", "-n", namespace)
+        assert not exists(plane, POLICY, policy_name)
+        # The Subscription says why, as for any failed plan.
+        wait_for(
+            lambda: any(
+                c["type"] == "InstallPlanFailed" and policy_name in c.get("message", "")
+                for c in subscription(plane, namespace)["status"].get("conditions") or []
+            ),
+            timeout=STEP_TIMEOUT,
+            what="InstallPlanFailed on the Subscription",
+        )
+
+        # The admin allows the kind; the failed plan is deleted, as its message says.
+        restore_olm.restart("--allow-bundle-kind=ValidatingAdmissionPolicy")
+        plane.kubectl("delete", INSTALL_PLAN, name, "-n", namespace)
+        wait_phase(plane, namespace, V1, "Succeeded")
+        created = plane.get_json(POLICY, policy_name)
+        assert created["metadata"]["labels"]["olm.managed"] == "true"
+        assert json.dumps(created["spec"]["validations"]) == json.dumps(
+            admission_policy(policy_name)["spec"]["validations"]
+        )
+    finally:
+        server.stop()
+        plane.kubectl("delete", POLICY, policy_name, "--ignore-not-found")
