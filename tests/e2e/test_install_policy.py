@@ -135,7 +135,7 @@ def test_a_bundle_with_a_kind_olm_does_not_install_fails_until_the_admin_allows_
         # The admin allows the kind; the failed plan is deleted, as its message says.
         restore_olm.restart("--allow-bundle-kind=ValidatingAdmissionPolicy")
         plane.kubectl("delete", INSTALL_PLAN, name, "-n", namespace)
-        wait_phase(plane, namespace, V1, "Succeeded")
+        wait_phase(plane, namespace, V1, "Succeeded/InstallSucceeded")
         created = plane.get_json(POLICY, policy_name)
         assert created["metadata"]["labels"]["olm.managed"] == "true"
         assert json.dumps(created["spec"]["validations"]) == json.dumps(
