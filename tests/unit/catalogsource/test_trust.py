@@ -166,3 +166,20 @@ def test_the_startup_line_and_the_samples_warning() -> None:
     assert announce(trust, None)[1] is None
     trusting = parse(["olm=address"])
     assert trusting is not None and announce(trusting, "olm")[1] is None
+
+
+def test_olm_run_takes_the_flag_repeated_and_refuses_a_bad_value_at_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from olm.cli import build_parser
+
+    args = build_parser().parse_args(
+        ["run", "--trusted-catalogs", "olm=image+address", "--trusted-catalogs=team-a"]
+    )
+    trust = parse(args.trusted_catalogs)
+    assert trust is not None and trust.render() == "olm=image+address,team-a"
+    assert build_parser().parse_args(["run"]).trusted_catalogs == []
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["run", "--trusted-catalogs", "olm=grpc"])
+    assert exited.value.code == 2
+    assert "'grpc' is not a catalog kind" in capsys.readouterr().err
