@@ -217,6 +217,9 @@ class OlmOperator:
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
         self.started_at = 0
+        # Flags beyond the defaults, for a test that needs `olm run` set up its way (it puts
+        # them back to [] and restarts when done).
+        self.flags: list[str] = []
 
     def start(self) -> None:
         # Where this process's output begins: until it has written something it may not have
@@ -224,7 +227,7 @@ class OlmOperator:
         self.started_at = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "olm.cli", "run", "--resync=30"],
+                [sys.executable, "-m", "olm.cli", "run", "--resync=30", *self.flags],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=self.plane.env(),
