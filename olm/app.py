@@ -27,6 +27,7 @@ import kopf
 from olm.api.kinds import KINDS, Kind
 from olm.apiserver.auth import Authorizer
 from olm.apiserver.server import PackageServer
+from olm.catalogsource.trust import CatalogTrust, announce
 from olm.controllers.catalogservice import CatalogServices
 from olm.controllers.catalogsource import GLOBAL_NAMESPACE, CatalogCache, CatalogSourceController
 from olm.controllers.csv import CsvController
@@ -93,6 +94,8 @@ class Operations:
     # packageserver; port 0 picks PACKAGE_SERVER_PORT in a pod, a free loopback port outside.
     package_server: bool = True
     package_server_port: int = 0
+    # --trusted-catalogs (docs/catalog-trust.md): None uses every CatalogSource, as OLM does.
+    trusted_catalogs: CatalogTrust | None = None
 
 
 class Controller(Protocol):
@@ -350,13 +353,20 @@ def run(
         for c in (
             CsvController(store, gateway, queue),
             OperatorGroupController(store, gateway, queue),
-            CatalogSourceController(store, gateway, queue, cache, services=catalog_services),
-            SubscriptionController(store, gateway, queue, cache),
+            CatalogSourceController(
+                store, gateway, queue, cache, services=catalog_services, trust=ops.trusted_catalogs
+            ),
+            SubscriptionController(store, gateway, queue, cache, trust=ops.trusted_catalogs),
             InstallPlanController(store, gateway, queue, policy),
             *scope_controllers(store, gateway, queue),
             *operator_controllers(store, gateway, queue),
         )
     }
+    if ops.trusted_catalogs is not None:
+        said, warning = announce(ops.trusted_catalogs, GLOBAL_NAMESPACE if samples else None)
+        log.info(said)
+        if warning:
+            log.warning(warning)
     leading = threading.Event()
     lost = threading.Event()
     servers = _servers(ops, store, leading.is_set)  # first: a busy port fails before anything

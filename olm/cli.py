@@ -129,6 +129,7 @@ def _cmd_kubeconfig(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from olm import logs
     from olm.app import ListenError, Operations, default_lease_namespace, run
+    from olm.catalogsource.trust import parse as parse_trust
 
     logs.setup(args.log_format, args.log_level)
     # `kill -USR1 <pid>` prints every thread's stack to stderr and carries on: how a stuck
@@ -153,6 +154,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         bind_address=args.bind_address,
         package_server=not args.no_package_server,
         package_server_port=args.package_server_port,
+        trusted_catalogs=parse_trust(args.trusted_catalogs),
     )
     try:
         return run(
@@ -167,6 +169,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ListenError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+def _trusted_catalogs(value: str) -> str:
+    """A --trusted-catalogs value, checked at once (argparse says what is wrong with it)."""
+    from olm.catalogsource.trust import TrustSpecError, parse
+
+    try:
+        parse([value])
+    except TrustSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -185,6 +198,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-samples",
         action="store_true",
         help="do not serve the samples catalog as CatalogSource olm/samples",
+    )
+    run.add_argument(
+        "--trusted-catalogs",
+        action="append",
+        default=[],
+        type=_trusted_catalogs,
+        metavar="NS[=KINDS],...",
+        help="use only the CatalogSources of these namespaces, of these kinds (image, address, "
+        "configmap, joined with '+'; none: all; NS * is every namespace); repeatable; default: "
+        "every CatalogSource, as OLM (docs/catalog-trust.md)",
     )
     run.add_argument(
         "--leader-elect",

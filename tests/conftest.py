@@ -248,16 +248,17 @@ class OlmOperator:
 
     def restart(self, *args: str) -> None:
         """Kill it and start it again, with `args` as its extra flags (none: the defaults),
-        and wait until its controllers run (a SIGTERM from then on stops it cleanly)."""
-        self.kill()
+        and wait until its caches are synced (it acts on the cluster from then on, and a
+        SIGTERM stops it cleanly)."""
+        self.stop()
         self.args = args
         self.start()
-        wait_for(self._started, timeout=STEP_TIMEOUT, what="olm run to start its controllers")
+        wait_for(self._synced, timeout=STEP_TIMEOUT, what="olm run to sync its caches")
 
-    def _started(self) -> bool:
+    def _synced(self) -> bool:
         with self.log_path.open("rb") as log:
             log.seek(self.started_at)
-            return b"olm-py controllers started" in log.read()
+            return b"caches synced" in log.read()
 
 
 @pytest.fixture(scope="session")

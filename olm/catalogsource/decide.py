@@ -20,6 +20,9 @@ Status written (only the fields below, only when one differs):
 - `reason`/`message`: SpecInvalidError, ConfigMapError, RegistryServerError or
   InvalidIntervalError with a sentence naming the field or address and the fix; cleared when
   all is well;
+- a CatalogSource that `olm run --trusted-catalogs` does not trust (olm.catalogsource.trust,
+  `SourceSnapshot.untrusted`) is never read: SpecInvalidError with the sentence that says why
+  and what to change, every other field cleared, its cache entry dropped;
 - `latestImageRegistryPoll` (image catalogs only, as OLM) the first time the image is read
   and each time a poll finds the tag at a new digest, which `resolvedImage` (repo@sha256:...)
   names;
@@ -85,6 +88,8 @@ class SourceSnapshot:
     name: str
     source: Mapping[str, Any] | None  # None once deleted
     now: datetime.datetime
+    # Why --trusted-catalogs rules this CatalogSource out (olm.catalogsource.trust.refusal).
+    untrusted: str | None = None
 
 
 @dataclass(frozen=True)
@@ -264,7 +269,14 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
     plan = SourcePlan(requeue_after=interval)
     reason: CatalogSourceReason | None = None
     message: str | None = None
-    if isinstance(read, SpecInvalid):
+    if snapshot.untrusted is not None:
+        # Not read at all (no connection, no pull, no ConfigMap GET). OLM's SpecInvalidError:
+        # a consumer that knows OLM's reasons sees a catalog that cannot be used.
+        reason = CatalogSourceReason.SPEC_INVALID_ERROR
+        message = f"CatalogSource {snapshot.namespace}/{snapshot.name} is not used: "
+        message += snapshot.untrusted + "."
+        plan.drop, plan.requeue_after = True, None  # a spec change wakes it
+    elif isinstance(read, SpecInvalid):
         reason, message = CatalogSourceReason.SPEC_INVALID_ERROR, read.message
         plan.drop, plan.requeue_after = True, None  # a spec change wakes it
     else:

@@ -14,6 +14,9 @@ registry pods are, where olm-py can be put behind one (olm.controllers.catalogse
 Bundles known by image only are unpacked (olm.controllers.catalogimage) when the Subscription
 controller asks (`CatalogCache.unpack`), not when the catalog is read.
 Every change of a catalog's content wakes the resolution of the namespaces it serves.
+With `--trusted-catalogs` (olm.catalogsource.trust), a CatalogSource it does not trust is not
+read at all (no connection, no pull, no ConfigMap GET, no registry Service): its status says
+why, and it never enters the cache (so neither resolution nor the PackageManifest API sees it).
 
 Invariants: library error text never reaches status (it is logged at debug level); status is
 written only when a field differs; the cache is shared with the Subscription controller.
@@ -52,6 +55,7 @@ from olm.catalogsource.source import (
     configmap_ownership,
     what_to_read,
 )
+from olm.catalogsource.trust import CatalogTrust, refusal
 from olm.controllers.catalogimage import ImageCatalogs, own_pull_secrets
 from olm.controllers.catalogservice import CatalogServices
 from olm.controllers.events import record_event
@@ -211,8 +215,10 @@ class CatalogSourceController:
         images: ImageCatalogs | None = None,
         reads: Reads | None = None,
         services: CatalogServices | None = None,
+        trust: CatalogTrust | None = None,
     ) -> None:
         self.store = store
+        self.trust = trust  # None: every CatalogSource is used, as under OLM
         self.gateway = gateway
         self.queue = queue
         self.cache = cache
@@ -303,7 +309,8 @@ class CatalogSourceController:
     def reconcile(self, namespace: str, name: str) -> float | None:
         source = self.store.get("catalogsource", namespace, name)
         live = source is not None and not source["metadata"].get("deletionTimestamp")
-        fetched = self.fetch(source) if source is not None and live else Fetched()
+        untrusted = refusal(self.trust, source) if source is not None and live else None
+        fetched = self.fetch(source) if source is not None and live and not untrusted else Fetched()
         if fetched is None:
             return self.reads.poll  # still reading: look again soon, the worker is free
         if fetched.catalog is not None:  # what is served now: unpacked bundles go there
@@ -315,11 +322,12 @@ class CatalogSourceController:
             ):
                 service = self.services.ensure(source, fetched.catalog)
                 fetched = dataclasses.replace(fetched, service=service)
-        if not live:
+        if not live or untrusted is not None:
             self.reads.forget((namespace, name))
             self.images.forget((namespace, name))
             if self.services is not None:
                 self.services.forget((namespace, name))
+        if not live:
             COUNTERS.catalog_deleted(namespace, name)  # OLM drops its snapshots counter
         if fetched.failure is not None:
             log.debug(
@@ -329,7 +337,9 @@ class CatalogSourceController:
                 fetched.failure.kind,
                 fetched.failure.detail,
             )
-        snapshot = SourceSnapshot(namespace, name, source, datetime.datetime.now(datetime.UTC))
+        snapshot = SourceSnapshot(
+            namespace, name, source, datetime.datetime.now(datetime.UTC), untrusted=untrusted
+        )
         return self._execute(snapshot, decide(snapshot, fetched))
 
     def _execute(self, snapshot: SourceSnapshot, plan: SourcePlan) -> float | None:

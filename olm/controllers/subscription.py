@@ -23,6 +23,7 @@ from typing import Any
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.kinds import KINDS, Kind
 from olm.api.subscription import RESOLUTION_FAILED_EVENT
+from olm.catalogsource.trust import CatalogTrust
 from olm.controllers.catalogsource import CatalogCache
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
@@ -54,9 +55,15 @@ class SubscriptionController:
     kind = "namespace"
 
     def __init__(
-        self, store: Store, gateway: KubeGateway, queue: WorkQueue, cache: CatalogCache
+        self,
+        store: Store,
+        gateway: KubeGateway,
+        queue: WorkQueue,
+        cache: CatalogCache,
+        trust: CatalogTrust | None = None,
     ) -> None:
         self.store = store
+        self.trust = trust  # --trusted-catalogs; None: every catalog in scope is used
         self.gateway = gateway
         self.queue = queue
         self.cache = cache
@@ -86,7 +93,9 @@ class SubscriptionController:
                 if not is_copy(c)
             },
             plans={p["metadata"]["name"]: p for p in self.store.items("installplan", namespace)},
-            catalogs=catalogs_in_scope(namespace, sources, loaded, GLOBAL_CATALOG_NAMESPACE),
+            catalogs=catalogs_in_scope(
+                namespace, sources, loaded, GLOBAL_CATALOG_NAMESPACE, self.trust
+            ),
             now=datetime.datetime.now(datetime.UTC),
         )
 

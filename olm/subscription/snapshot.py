@@ -9,6 +9,8 @@ Invariants:
   a registry or spec error), or not known yet (no content and no error: not fetched since
   olm-py started). While any catalog in scope is not known yet, nothing is resolved and no
   catalog health is written, so a restart does not flap Subscriptions to unhealthy.
+- A catalog `--trusted-catalogs` rules out (olm.catalogsource.trust) is failed from the start,
+  whatever its status or the cache says: it is never resolved from, and never waited for.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE, CatalogSourceReason
 from olm.api.kinds import KINDS, Kind
 from olm.catalog.model import Catalog
+from olm.catalogsource.trust import CatalogTrust, refusal
 
 CATALOG_SOURCE = KINDS[Kind.CATALOG_SOURCE]
 # The CatalogSource status reasons that mean "this catalog cannot be read".
@@ -49,7 +52,8 @@ class CatalogInScope:
     name: str
     uid: str
     loaded: LoadedCatalog | None
-    failed: bool  # its status names an error
+    failed: bool  # its status names an error (or it is untrusted)
+    untrusted: str = ""  # why --trusted-catalogs rules it out (olm.catalogsource.trust)
 
     @property
     def key(self) -> str:
@@ -104,10 +108,11 @@ def catalogs_in_scope(
     sources: Sequence[Mapping[str, Any]],
     loaded: Mapping[tuple[str, str], LoadedCatalog],
     global_namespace: str = GLOBAL_CATALOG_NAMESPACE,
+    trust: CatalogTrust | None = None,
 ) -> tuple[CatalogInScope, ...]:
     """The CatalogSources of `namespace` and of the global namespace, with their health.
     A CatalogSource being deleted is out of scope; loaded content without a CatalogSource
-    object (about to be dropped) is ignored."""
+    object (about to be dropped) is ignored; so is the content of one `trust` rules out."""
     found = []
     for source in sources:
         meta = source.get("metadata") or {}
@@ -115,14 +120,16 @@ def catalogs_in_scope(
         if space not in (namespace, global_namespace) or meta.get("deletionTimestamp"):
             continue
         reason = (source.get("status") or {}).get("reason") or ""
-        content = loaded.get((space, name))
+        untrusted = refusal(trust, source) or ""
+        content = None if untrusted else loaded.get((space, name))
         found.append(
             CatalogInScope(
                 namespace=space,
                 name=name,
                 uid=str(meta.get("uid") or ""),
                 loaded=content,
-                failed=content is None and reason in FAILED_CATALOG_REASONS,
+                failed=bool(untrusted) or (content is None and reason in FAILED_CATALOG_REASONS),
+                untrusted=untrusted,
             )
         )
     return tuple(sorted(found, key=lambda c: (c.namespace, c.name)))

@@ -155,7 +155,13 @@ def catalog_condition(
             f"targeted catalogsource {source_namespace}/{source} missing",
         )
     if not target.healthy:
-        return ConditionStatus.TRUE, unhealthy, f"targeted catalogsource {target.key} unhealthy"
+        # OLM's sentence, then (with --trusted-catalogs) why olm-py does not use it.
+        why = f": {target.untrusted}" if target.untrusted else ""
+        return (
+            ConditionStatus.TRUE,
+            unhealthy,
+            f"targeted catalogsource {target.key} unhealthy{why}",
+        )
     others = [c.key for c in catalogs if not c.healthy]
     if others:
         return ConditionStatus.TRUE, unhealthy, f"unhealthy catalog sources: {', '.join(others)}"

@@ -186,7 +186,11 @@ def pod_labels(deployment: dict[str, Any]) -> dict[str, str]:
 
 
 def test_the_container_args_are_flags_olm_run_accepts(helm: Any) -> None:
-    for sets in [(), ("samplesCatalog=false", "logFormat=json", "logLevel=debug")]:
+    for sets in [
+        (),
+        ("samplesCatalog=false", "logFormat=json", "logLevel=debug"),
+        ("trustedCatalogs={*=image,olm}",),
+    ]:
         main = container(render(helm, *sets))
         args = build_parser().parse_args(main["args"])
         assert args.command == "run"
@@ -203,12 +207,18 @@ def test_the_container_args_are_flags_olm_run_accepts(helm: Any) -> None:
         (("logLevel=debug",), {"--log-level=debug"}),
         (("samplesCatalog=false",), {"--no-samples"}),
         (("healthPort=9440", "metricsPort=9090"), {"--health-port=9440", "--metrics-port=9090"}),
+        (
+            ("trustedCatalogs={olm=image+address,team-a}",),
+            {"--trusted-catalogs=olm=image+address", "--trusted-catalogs=team-a"},
+        ),
     ],
 )
 def test_values_become_olm_run_flags(helm: Any, sets: tuple[str, ...], expect: set[str]) -> None:
     args = set(container(render(helm, *sets))["args"])
     assert expect <= args
     assert ("--no-samples" in args) == ("samplesCatalog=false" in sets)
+    trusting = any(s.startswith("trustedCatalogs=") for s in sets)
+    assert any(a.startswith("--trusted-catalogs") for a in args) == trusting, "off by default"
 
 
 @pytest.mark.parametrize(("copied", "disabled"), [("true", False), ("false", True)])
@@ -224,7 +234,17 @@ def test_image_values(helm: Any) -> None:
     assert (main["image"], main["imagePullPolicy"]) == ("localhost/olm-py:dev", "Never")
 
 
-@pytest.mark.parametrize("bad", ["logFormat=xml", "logLevel=LOUD", "replicas=-1", "nosuch=1"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "logFormat=xml",
+        "logLevel=LOUD",
+        "replicas=-1",
+        "nosuch=1",
+        "trustedCatalogs={team_a}",
+        "trustedCatalogs={olm=grpc}",
+    ],
+)
 def test_bad_values_are_refused_by_the_schema(helm: Any, bad: str) -> None:
     result = helm(
         "template",

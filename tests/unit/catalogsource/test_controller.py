@@ -188,3 +188,52 @@ def test_a_stale_snapshot_is_retried() -> None:
     fake, _, _, _, controller = world(reader, source(sourceType="grpc", address="h:1"))
     fake.fail("patch_status", Conflict("stale"))
     assert controller.reconcile(NS, "src") == 1.0
+
+
+class CountingGateway(FakeGateway):
+    """Records every GET: an untrusted catalog's ConfigMap must not even be read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gets: list[tuple[str, str]] = []
+
+    def get(self, api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
+        self.gets.append((kind, name))
+        return super().get(api_version, kind, namespace, name)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"sourceType": "grpc", "address": "127.0.0.1:1"},
+        {"sourceType": "configmap", "configMap": "cm"},
+        {"sourceType": "grpc", "image": "registry.example.com/cat:v1"},
+    ],
+)
+def test_an_untrusted_catalog_is_never_read_nor_cached(spec: dict[str, Any]) -> None:
+    from olm.catalogsource.trust import parse
+
+    reader = Reader(Fetched(catalog=catalog()))
+    fake = CountingGateway()
+    fake.put({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": NS}})
+    fake.put(source(**spec))
+    store, queue, cache = Store(), WorkQueue(), CatalogCache()
+    sync(store, fake)
+    controller = CatalogSourceController(
+        store, fake, queue, cache, reader, trust=parse(["olm=image+address+configmap"])
+    )
+    fake.gets.clear()
+    assert controller.reconcile(NS, "src") is None, "no polling: a spec change wakes it"
+    assert reader.addresses == [] and fake.gets == [], "no connection, no pull, no GET"
+    assert cache.get(NS, "src") is None
+    said = status(fake)
+    assert said["reason"] == "SpecInvalidError"
+    assert said["message"].startswith(f"CatalogSource {NS}/src is not used: catalog kind ")
+    assert f"add {NS}=" in said["message"]
+    assert [(reason, kind) for _, kind, reason, _ in fake.events()] == [
+        ("SpecInvalidError", "Warning")
+    ]
+    sync(store, fake)
+    fake.take_writes()
+    controller.reconcile(NS, "src")
+    assert fake.take_writes() == [], "a steady refusal writes nothing"

@@ -306,3 +306,29 @@ def test_a_configmap_catalog_not_served_has_no_registry_service() -> None:
     plan = decide(snapshot(source(CONFIGMAP, served)), Fetched(catalog=catalog("a"), configmap=CM))
     assert plan.status is not None
     assert plan.status["registryService"] is None and plan.status["connectionState"] is None
+
+
+def test_an_untrusted_catalog_is_not_used_and_says_why_once() -> None:
+    """--trusted-catalogs rules it out (olm.catalogsource.trust): SpecInvalidError with the
+    sentence, everything a read would have written cleared, the cache entry dropped, one
+    Warning; deciding again over the written status writes nothing."""
+    why = "catalog kind address (spec.address) is not trusted in namespace ns: ..."
+    was_ready = source(GRPC, READY_STATUS)
+    plan = decide(SourceSnapshot("ns", "src", was_ready, NOW, untrusted=why), Fetched())
+    message = f"CatalogSource ns/src is not used: {why}."
+    assert plan.drop and plan.cache is None and plan.requeue_after is None
+    assert plan.status == {
+        "connectionState": None,
+        "registryService": None,
+        "reason": "SpecInvalidError",
+        "message": message,
+    }
+    assert plan.event is not None
+    assert (plan.event.type, plan.event.reason, plan.event.message) == (
+        "Warning",
+        "SpecInvalidError",
+        message,
+    )
+    written = source(GRPC, {"reason": "SpecInvalidError", "message": message})
+    again = decide(SourceSnapshot("ns", "src", written, NOW, untrusted=why), Fetched())
+    assert again.status is None and again.event is None and again.drop
