@@ -276,6 +276,71 @@ def test_helm_install_runs_olm_py_as_the_charts_service_account(
     assert succeeded and succeeded[0].endswith(" 1.0"), succeeded
 
 
+def test_the_pods_are_admitted_under_pod_security_restricted(helm_plane: ControlPlane) -> None:
+    """The chart's namespace enforces Pod Security `restricted`, the API server's PodSecurity
+    admission really enforces it there, and the chart's pods were admitted and are ready."""
+    plane = helm_plane
+    labels = plane.get_json("namespace", "olm")["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+    # The admission plugin is on (default since Kubernetes 1.25): a pod that breaks
+    # `restricted` is refused in that namespace, and the reason names the profile.
+    refused = plane.kubectl(
+        "run",
+        "psa-probe",
+        "-n",
+        "olm",
+        "--image=registry.invalid/probe:1",
+        "--dry-run=server",
+        "--overrides",
+        json.dumps(
+            {
+                "spec": {
+                    "containers": [
+                        {"name": "psa-probe", "image": "x", "securityContext": {"privileged": True}}
+                    ]
+                }
+            }
+        ),
+        check=False,
+    )
+    assert refused.returncode != 0 and 'violates PodSecurity "restricted' in refused.stderr, (
+        refused.stdout + refused.stderr
+    )
+
+    # The chart's pods: admitted there (they exist), Running and Ready.
+    def ready() -> list[str]:
+        pods = plane.get_json("pods", "-n", "olm", "-l", "app.kubernetes.io/name=olm-py")["items"]
+        return [
+            p["metadata"]["name"]
+            for p in pods
+            if any(
+                c["type"] == "Ready" and c["status"] == "True"
+                for c in (p.get("status") or {}).get("conditions") or []
+            )
+        ]
+
+    assert len(wait_for(lambda: len(ready()) == 2 and ready(), what="2 ready olm-py pods")) == 2
+    # The same pod again, checked once more by the admission (no warning, no refusal).
+    pod = plane.get_json("pods", "-n", "olm", "-l", "app.kubernetes.io/name=olm-py")["items"][0]
+    probe = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "olm-py-admission-probe", "namespace": "olm"},
+        "spec": {k: v for k, v in pod["spec"].items() if k not in ("nodeName",)},
+    }
+    admitted = plane.kubectl("create", "--dry-run=server", "-f", "-", stdin=json.dumps(probe))
+    assert "created (server dry run)" in admitted.stdout
+    assert "PodSecurity" not in admitted.stderr, admitted.stderr
+
+
+def olm_py_logs(plane: ControlPlane) -> str:
+    """Everything the chart's olm-py containers wrote, as the pod runner keeps it."""
+    return "".join(
+        path.read_text(errors="replace")
+        for path in sorted((plane.cluster.state_dir / "pods").glob("olm_olm-py-*/olm-py.log"))
+    )
+
+
 def test_the_standby_takes_over_and_a_story_in_flight_completes(
     helm_plane: ControlPlane,
 ) -> None:
@@ -298,6 +363,11 @@ def test_the_standby_takes_over_and_a_story_in_flight_completes(
         subscription_completes(plane, "chart-failover")
     finally:
         os.kill(leader_pid, signal.SIGKILL)  # the pod runner restarts it, as a kubelet would
+    # The chart's RBAC sufficed for every story so far: no request of olm-py was forbidden.
+    logs = olm_py_logs(plane)
+    assert logs, "no olm-py container log found"
+    forbidden = [line for line in logs.splitlines() if "forbidden" in line.lower()]
+    assert not forbidden, "\n".join(forbidden[:10])
 
 
 def test_helm_upgrade_rolls_olm_py_with_the_new_values(

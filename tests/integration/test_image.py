@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from olm.devcluster.image import BASE_IMAGE, build_image, package_version, podman_env
 from olm.devcluster.progress import Progress
@@ -103,3 +104,75 @@ def test_image_has_neither_pip_in_its_venv_nor_the_wheels(image: str) -> None:
         "False",
         "True",
     ]
+
+
+# What olm-py writes at run time: a temporary file and an image blob, where the real code puts
+# them (tempfile's default directory, olm.image.cache's default cache directory).
+WRITES = """
+import hashlib, tempfile
+from olm.image.cache import BlobCache
+with tempfile.NamedTemporaryFile() as scratch:
+    scratch.write(b"x")
+blob = b"layer"
+cache = BlobCache()
+cache.put_bytes("sha256:" + hashlib.sha256(blob).hexdigest(), blob)
+print(cache.root)
+"""
+
+
+def chart_run_options() -> list[str]:
+    """`podman run` options that confine the image as the chart's pod is: its user, read-only
+    root, no capabilities, no privilege escalation, its emptyDir mounts and its plain env."""
+    from olm.devcluster.tools import ensure_helm
+
+    rendered = subprocess.run(
+        [
+            str(ensure_helm()),
+            *("template", "olm-py", str(REPO / "charts" / "olm-py")),
+            *("--set", "image.repository=localhost/olm-py"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    (deployment,) = [d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    main = pod["containers"][0]
+    context = {**pod["securityContext"], **main["securityContext"]}
+    options = [f"--user={context['runAsUser']}:{context['runAsGroup']}"]
+    if context["readOnlyRootFilesystem"]:
+        options.append("--read-only")
+    options += [f"--cap-drop={c}" for c in context["capabilities"]["drop"]]
+    if context["allowPrivilegeEscalation"] is False:
+        options.append("--security-opt=no-new-privileges")
+    empty = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
+    options += [f"--tmpfs={m['mountPath']}" for m in main["volumeMounts"] if m["name"] in empty]
+    options += [f"--env={e['name']}={e['value']}" for e in main["env"] if "value" in e]
+    return options
+
+
+def test_image_works_confined_as_the_charts_pod(image: str) -> None:
+    """With the chart's read-only root filesystem olm-py can still write what it writes (the
+    image cache once tried `/.cache`, the image user's home, and failed)."""
+    options = chart_run_options()
+    assert "--read-only" in options
+    result = podman(
+        "run", "--rm", "--network=none", *options, "--entrypoint", "python3", image, "-c", WRITES
+    )
+    assert result.returncode == 0, f"{options}\n{result.stdout}{result.stderr}"
+    assert result.stdout.strip() == "/tmp/cache/olm-py/images"
+    # The confinement is real: the same write outside the volumes is refused.
+    refused = podman(
+        "run",
+        "--rm",
+        "--network=none",
+        *options,
+        "--env=XDG_CACHE_HOME=/var/cache",
+        "--entrypoint",
+        "python3",
+        image,
+        "-c",
+        WRITES,
+    )
+    assert refused.returncode != 0 and "Read-only file system" in refused.stderr

@@ -157,7 +157,9 @@ def test_the_deployment_is_two_leader_elected_restricted_replicas(helm: Any) -> 
     assert pod["serviceAccountName"] == "olm-py"
     assert main["image"] == f"{IMAGE}:{olm.__version__}"
     assert main["command"] == ["olm"] and main["args"][:2] == ["run", "--leader-elect"]
-    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in main["env"]}
+    env = {
+        e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in main["env"] if "valueFrom" in e
+    }
     assert env == {
         "POD_NAME": "metadata.name",
         "POD_NAMESPACE": "metadata.namespace",
@@ -167,17 +169,131 @@ def test_the_deployment_is_two_leader_elected_restricted_replicas(helm: Any) -> 
     assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
     ports = {p["name"]: p["containerPort"] for p in main["ports"]}
     assert ports == {"health": 8081, "metrics": 8080, "packageserver": 5443}
-    # PodSecurity "restricted".
-    assert pod["securityContext"]["runAsNonRoot"] is True
-    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
-    assert main["securityContext"]["allowPrivilegeEscalation"] is False
-    assert main["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     assert main["resources"]["requests"] and main["resources"]["limits"]
     service = find(objects, "Service", "olm-py-metrics")
     assert service["spec"]["ports"] == [
         {"name": "metrics", "port": 8080, "targetPort": "metrics", "protocol": "TCP"}
     ]
     assert service["spec"]["selector"].items() <= pod_labels(deployment).items()
+
+
+# ----- hardening (issue 25, docs/security-hardening.md) --------------------------------------
+
+# Pod Security Standards "restricted" (v1.34): what a pod must say, field by field. The API
+# server's PodSecurity admission checks it for real in tests/e2e/test_chart.py.
+RESTRICTED_VOLUME_TYPES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
+
+
+def effective(pod: dict[str, Any], main: dict[str, Any], field: str) -> Any:
+    """A securityContext field as the kubelet applies it: the container's, else the pod's."""
+    container_value = (main.get("securityContext") or {}).get(field)
+    if container_value is not None:
+        return container_value
+    return (pod.get("securityContext") or {}).get(field)
+
+
+@pytest.mark.parametrize("sets", [(), ("packageServer.enabled=false",)])
+def test_the_pod_meets_pod_security_restricted(helm: Any, sets: tuple[str, ...]) -> None:
+    objects = render(helm, *sets)
+    pod = find(objects, "Deployment", "olm-py")["spec"]["template"]["spec"]
+    containers = [*pod["containers"], *(pod.get("initContainers") or [])]
+    assert not pod.get("hostNetwork") and not pod.get("hostPID") and not pod.get("hostIPC")
+    for volume in pod.get("volumes") or []:
+        kinds = set(volume) - {"name"}
+        assert kinds <= RESTRICTED_VOLUME_TYPES, volume
+    for main in containers:
+        context = main["securityContext"]
+        assert effective(pod, main, "runAsNonRoot") is True
+        assert effective(pod, main, "runAsUser") not in (None, 0), "an explicit non-root uid"
+        assert effective(pod, main, "seccompProfile") == {"type": "RuntimeDefault"}
+        assert context["allowPrivilegeEscalation"] is False
+        assert context["capabilities"] == {"drop": ["ALL"]}  # and nothing added
+        assert not context.get("privileged")
+        assert context["readOnlyRootFilesystem"] is True
+        assert not any(p.get("hostPort") for p in main.get("ports") or [])
+
+
+def test_with_a_read_only_root_olm_py_writes_only_to_its_volumes(helm: Any) -> None:
+    """Everything olm-py writes (temporary files, the image blob cache under
+    $XDG_CACHE_HOME/olm-py/images, else $HOME/.cache, "/" for the image's user) is on a
+    writable emptyDir. tests/integration/test_image.py runs the image so, for real."""
+    objects = render(helm)
+    pod = find(objects, "Deployment", "olm-py")["spec"]["template"]["spec"]
+    main = container(objects)
+    empty_dirs = {v["name"] for v in pod["volumes"] if "emptyDir" in v}
+    writable = [m["mountPath"] for m in main["volumeMounts"] if m["name"] in empty_dirs]
+    assert all(not m.get("readOnly") for m in main["volumeMounts"] if m["name"] in empty_dirs)
+    env = {e["name"]: e["value"] for e in main["env"] if "value" in e}
+    for path in ("/tmp", env.get("XDG_CACHE_HOME", "/.cache")):
+        assert any(path == w or path.startswith(w.rstrip("/") + "/") for w in writable), path
+
+
+def test_the_olm_namespace_enforces_pod_security_restricted(helm: Any) -> None:
+    labels = find(render(helm), "Namespace", "olm")["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def rules_of(objects: list[dict[str, Any]], kind: str, name: str) -> list[dict[str, Any]]:
+    rules: list[dict[str, Any]] = find(objects, kind, name)["rules"]
+    return rules
+
+
+def test_the_cluster_role_grants_only_the_verbs_olm_py_sends(helm: Any) -> None:
+    """olm-py sends no PUT but to its Lease (and, for owner references' finalizers, to OLM's
+    own API), no deletecollection, no events.k8s.io; kinds it does not watch get no `watch`."""
+    rules = rules_of(render(helm), "ClusterRole", "olm-py")
+    for rule in rules:
+        assert "deletecollection" not in rule["verbs"], rule
+        if "update" in rule["verbs"]:
+            assert rule["apiGroups"] == ["operators.coreos.com"], rule
+    assert not [r for r in rules if "events.k8s.io" in r["apiGroups"]]
+    granted = {
+        (group, resource, verb)
+        for r in rules
+        for group in r["apiGroups"]
+        for resource in r["resources"]
+        for verb in r["verbs"]
+    }
+    from olm.controllers.watch import WATCHED
+
+    for watched in WATCHED:  # every kind kopf watches: list + watch
+        for verb in ("list", "watch"):
+            assert (watched.group, watched.plural, verb) in granted or (
+                ("operators.coreos.com", "*", verb) in granted
+                and watched.group == "operators.coreos.com"
+            ), (watched.plural, verb)
+    watched_plurals = {w.plural for w in WATCHED}
+    for group, resource, verb in granted:
+        if verb == "watch" and group != "operators.coreos.com":
+            assert resource in watched_plurals, f"watch on {resource}, which olm-py never watches"
+    events = [r for r in rules if r["resources"] == ["events"]]
+    assert len(events) == 1 and sorted(events[0]["verbs"]) == ["create", "delete", "list"]
+
+
+def test_the_lease_role_is_the_one_lease(helm: Any) -> None:
+    from olm.app import LEASE_NAME
+
+    rules = rules_of(render(helm), "Role", "olm-py-leader-election")
+    by_name = [r for r in rules if r.get("resourceNames")]
+    assert by_name == [
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "resourceNames": [LEASE_NAME],
+            "verbs": ["get", "update"],
+        }
+    ]
+    unnamed = [r for r in rules if not r.get("resourceNames")]
+    assert [r["verbs"] for r in unnamed] == [["create"]], "create cannot be limited to a name"
 
 
 def pod_labels(deployment: dict[str, Any]) -> dict[str, str]:
