@@ -379,15 +379,12 @@ def decide(snapshot: Snapshot, remaining: Mapping[str, Remaining]) -> Plan:
             )
         verdicts.append(verdict)
     if policy is None:
+        asked = any(v.policy is CleanupPolicy.CRDS_WHEN_UNUSED for v in verdicts)
+        policy = CleanupPolicy.CRDS_WHEN_UNUSED if asked else DEFAULT_CLEANUP
         source = (
-            f"from each CRD's {CLEANUP_ANNOTATION} annotation (no Subscription is left)"
-            if any(v.policy is CleanupPolicy.CRDS_WHEN_UNUSED for v in verdicts)
-            else "the default (no Subscription is left)"
-        )
-        policy = (
-            CleanupPolicy.CRDS_WHEN_UNUSED
-            if any(v.policy is CleanupPolicy.CRDS_WHEN_UNUSED for v in verdicts)
-            else DEFAULT_CLEANUP
+            f"as each CRD's {CLEANUP_ANNOTATION} annotation says, no Subscription being left"
+            if asked
+            else "the default, no Subscription being left"
         )
     if not snapshot.package:
         source = f"--pending: every CRD annotated {CLEANUP_ANNOTATION}=crds-when-unused"
@@ -409,11 +406,9 @@ def _left_beside(
     snapshot: Snapshot, subs: Sequence[Obj], csvs: Sequence[Obj], me: str
 ) -> list[Left]:
     """The namespace's OperatorGroup and OLM's Operator summary: not the package's to delete."""
-    if not (subs or csvs):
-        return []
     left: list[Left] = []
     others = [s for s in snapshot.subscriptions if s not in subs]
-    for group in sorted(snapshot.operator_groups, key=_name):
+    for group in sorted(snapshot.operator_groups, key=_name) if subs or csvs else ():
         why = "the namespace's, not the package's"
         why += (
             f"; Subscriptions {', '.join(sorted(_name(s) for s in others))} still use it"
@@ -423,11 +418,12 @@ def _left_beside(
         left.append(Left(_ref(group, KINDS[Kind.OPERATOR_GROUP].kind.value), why))
     if snapshot.operator is not None:
         key = component_label_key(me) or ""
+        name = _name(snapshot.operator)
         left.append(
             Left(
-                Ref(KINDS[Kind.OPERATOR].kind.value, "", _name(snapshot.operator)),
-                f"OLM's summary of the package; it lists whatever still carries the label {key} "
-                "and comes back while anything does (delete it once nothing does)",
+                Ref(KINDS[Kind.OPERATOR].kind.value, "", name),
+                f"OLM's summary of the package, which olm-py (as OLM) keeps while anything "
+                f"carries the label {key}; once nothing does: kubectl delete operator {name}",
             )
         )
     return left

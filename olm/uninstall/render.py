@@ -58,6 +58,7 @@ def lines(
             if plan.package
             else f"nothing to do: no CRD is annotated {CLEANUP_ANNOTATION}=crds-when-unused"
         )
+        out.extend(f"left      {left.ref}: {left.why}" for left in plan.left)
         return out
     verb = "would delete" if dry_run else "deleted  "
     out.extend(f"{verb} {ref}" for ref in plan.deletes)

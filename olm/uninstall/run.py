@@ -28,7 +28,7 @@ from olm.kube.client import api_client
 from olm.kube.errors import GatewayError, NotFound
 from olm.kube.gateway import Gateway
 from olm.kube.protocol import KubeGateway
-from olm.kube.resources import path_for
+from olm.kube.resources import api_prefix, path_for
 from olm.uninstall.crds import CrdVerdict, Remaining, judge_crd
 from olm.uninstall.plan import (
     CRD_API,
@@ -52,12 +52,16 @@ RBAC = "rbac.authorization.k8s.io/v1"
 # Namespaced kinds whose objects a CSV (or its OperatorCondition) owns by ownerReference, read
 # only to say what the garbage collector removes. Secrets are not read: their data is not ours.
 DEPENDENT_KINDS = (
-    ("apps/v1", "Deployment"),
-    ("v1", "ServiceAccount"),
-    ("v1", "Service"),
-    (RBAC, "Role"),
-    (RBAC, "RoleBinding"),
-    (KINDS[Kind.OPERATOR_CONDITION].api_version, Kind.OPERATOR_CONDITION.value),
+    ("apps/v1", "Deployment", "deployments"),
+    ("v1", "ServiceAccount", "serviceaccounts"),
+    ("v1", "Service", "services"),
+    (RBAC, "Role", "roles"),
+    (RBAC, "RoleBinding", "rolebindings"),
+    (
+        KINDS[Kind.OPERATOR_CONDITION].api_version,
+        Kind.OPERATOR_CONDITION.value,
+        KINDS[Kind.OPERATOR_CONDITION].plural,
+    ),
 )
 
 
@@ -72,10 +76,17 @@ def gateway_for(kubeconfig: str | None) -> Gateway:
         raise UninstallError(f"cannot reach a cluster: {exc}") from exc
 
 
-def _list(gateway: KubeGateway, api_version: str, kind: str, namespace: str | None) -> list[Obj]:
+def _list(
+    gateway: KubeGateway, api_version: str, kind: str, namespace: str | None, plural: str = ""
+) -> list[Obj]:
     """Every object of a kind, each with its apiVersion and kind (list items of built-in kinds
-    come without them)."""
-    items = gateway.list_path(path_for(api_version, kind, namespace))
+    come without them). `plural` for a kind the gateway's table does not know."""
+    if plural:
+        scope = f"/namespaces/{namespace}" if namespace else ""
+        path = f"{api_prefix(api_version)}{scope}/{plural}"
+    else:
+        path = path_for(api_version, kind, namespace)
+    items = gateway.list_path(path)
     return [{**item, "apiVersion": api_version, "kind": kind} for item in items]
 
 
@@ -100,10 +111,10 @@ def read(
     )
     cluster_csvs, error = _cluster_csvs(gateway)
     dependents: list[Obj] = []
-    for api_version, kind in DEPENDENT_KINDS:
+    for api_version, kind, plural in DEPENDENT_KINDS:
         # Unreadable: only the report loses a line; nothing is decided on these.
         with contextlib.suppress(GatewayError):
-            dependents += _list(gateway, api_version, kind, namespace)
+            dependents += _list(gateway, api_version, kind, namespace, plural)
     label_owned: dict[str, list[Ref]] = {}
     for csv in package_csvs(snapshot):
         name = csv["metadata"]["name"]

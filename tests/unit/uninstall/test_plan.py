@@ -380,6 +380,9 @@ def test_nothing_found_is_said_and_deletes_nothing() -> None:
     )
     assert not decided.found and decided.deletes == () and decided.crds == ()
     assert lines(decided)[-1].startswith("nothing to do")
+    summary = {"metadata": {"name": ME}}
+    left = lines(decide(snapshot(subscriptions=[], csvs=[], operator=summary), NONE_LEFT))[-1]
+    assert left.startswith(f"left      Operator {ME}: ") and f"kubectl delete operator {ME}" in left
 
 
 def test_a_dry_run_says_would() -> None:
