@@ -272,6 +272,14 @@ def uninstall(
     """Run one uninstall; the exit status (0, or 1 when waiting ran out of time). Raises
     UninstallError on a refused or failed request."""
     try:
+        gateway.server_version()
+    except GatewayError as exc:
+        raise UninstallError(f"the cluster refused a request: {exc}") from exc
+    except Exception as exc:  # connection refused, TLS, DNS: one line, not a traceback
+        raise UninstallError(
+            f"cannot reach the cluster: {getattr(exc, 'reason', None) or exc}"
+        ) from exc
+    try:
         snapshot = read(gateway, package, namespace, flag)
         remaining = remaining_of(gateway, snapshot.crds, candidate_crds(snapshot))
         plan = decide(snapshot, remaining)
