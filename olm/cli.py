@@ -24,6 +24,7 @@ from olm.devcluster.image import IMAGE_REPOSITORY, ImageError, build_image, pack
 from olm.devcluster.progress import Progress
 from olm.devcluster.release import ReleaseError
 from olm.installplan.policy import ALLOW_KIND_FLAG, InstallPolicy, parse_kinds
+from olm.uninstall.cli import add_commands as add_uninstall_commands
 
 
 def _cluster(args: argparse.Namespace, progress: Progress) -> DevCluster:
@@ -272,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_cmd_run)
     add_catalog_commands(commands)
     add_deploy_commands(commands)
+    add_uninstall_commands(commands)
     dev = commands.add_parser("dev", help="the local Kubernetes control plane")
     dev.add_argument(
         "--state-dir", help="where the cluster keeps its state (default: ~/.local/state/olm-py/dev)"

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import kopf
 
+from olm.api.cleanup import (
+    CLEANUP_ANNOTATION,
+    CLEANUP_OPERATORS_ANNOTATION,
+    DEFAULT_CLEANUP,
+    CleanupPolicy,
+)
 from olm.api.csv import CsvPhase, CsvReason, RequirementState
 from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
 from olm.controllers.watch import WATCHED, configure
@@ -112,3 +118,11 @@ def test_kopf_settings_write_nothing_and_need_no_peering() -> None:
 def test_every_watched_kind_has_a_unique_store_name() -> None:
     names = [w.kind for w in WATCHED]
     assert len(names) == len(set(names))
+
+
+def test_cleanup_annotation_is_olm_pys_closed_set() -> None:
+    # olm-py's own keys live under olm-py.io/, never under OLM's prefixes.
+    assert CLEANUP_ANNOTATION == "olm-py.io/cleanup"
+    assert CLEANUP_OPERATORS_ANNOTATION == "olm-py.io/cleanup-operators"
+    assert {policy.value for policy in CleanupPolicy} == {"keep", "crds-when-unused"}
+    assert DEFAULT_CLEANUP is CleanupPolicy.KEEP
