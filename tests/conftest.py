@@ -122,14 +122,19 @@ def control_plane() -> Iterator[ControlPlane]:
         cluster.down()
 
 
+def fresh_namespace(plane: ControlPlane) -> Iterator[str]:
+    """A new namespace of this session (for a fixture to yield from), deleted in the background."""
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    plane.kubectl("create", "namespace", name)
+    plane.kubectl("label", "namespace", name, f"{SESSION_LABEL}={SESSION_ID}")
+    yield name
+    plane.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
 @pytest.fixture
 def namespace(control_plane: ControlPlane) -> Iterator[str]:
     """A fresh namespace, deleted (in the background) after the test."""
-    name = f"t-{uuid.uuid4().hex[:8]}"
-    control_plane.kubectl("create", "namespace", name)
-    control_plane.kubectl("label", "namespace", name, f"{SESSION_LABEL}={SESSION_ID}")
-    yield name
-    control_plane.kubectl("delete", "namespace", name, "--wait=false", check=False)
+    yield from fresh_namespace(control_plane)
 
 
 @pytest.fixture

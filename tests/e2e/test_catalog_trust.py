@@ -15,21 +15,13 @@ The session's `olm run` is restarted with the setting for this story, and withou
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import (
-    SESSION_ID,
-    SESSION_LABEL,
-    STEP_TIMEOUT,
-    ControlPlane,
-    OlmOperator,
-    wait_for,
-)
+from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, fresh_namespace, wait_for
 from tests.e2e.stories import SAMPLE, operator_group, phase, warning_events
 from tests.e2e.test_subscriptions import plans, subscribe, subscription
 
@@ -40,11 +32,7 @@ CSV = "memcached-operator.v0.0.1"
 @pytest.fixture
 def team_b(control_plane: ControlPlane) -> Iterator[str]:
     """A second fresh namespace (the `namespace` fixture is team a's)."""
-    name = f"t-{uuid.uuid4().hex[:8]}"
-    control_plane.kubectl("create", "namespace", name)
-    control_plane.kubectl("label", "namespace", name, f"{SESSION_LABEL}={SESSION_ID}")
-    yield name
-    control_plane.kubectl("delete", "namespace", name, "--wait=false", check=False)
+    yield from fresh_namespace(control_plane)
 
 
 @pytest.fixture
