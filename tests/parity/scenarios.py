@@ -466,6 +466,56 @@ def crd_upgrade(side: Side) -> Snapshots:
     return snaps
 
 
+GIZMO = "gizmo-operator.v1.0.0"
+
+
+def gizmo_bundle() -> Bundle:
+    """An operator without APIs whose bundle also ships a PodTemplate: a kind neither OLM nor
+    olm-py installs from a bundle by default."""
+    csv = widget_csv("1.0.0")
+    csv["metadata"]["name"] = GIZMO
+    csv["spec"]["displayName"] = "Gizmo operator"
+    del csv["spec"]["customresourcedefinitions"]
+    csv["spec"]["install"]["spec"]["permissions"][0]["rules"][0] = {
+        "apiGroups": [""],
+        "resources": ["configmaps"],
+        "verbs": ["get"],
+    }
+    template = {
+        "apiVersion": "v1",
+        "kind": "PodTemplate",
+        "metadata": {"name": "gizmo-template"},
+        "template": {
+            "metadata": {"labels": {"app": "gizmo"}},
+            "spec": {"containers": [{"name": "gizmo", "image": "registry.invalid/gizmo:1"}]},
+        },
+    }
+    return Bundle([csv, template])
+
+
+def unsupported_kind(side: Side) -> Snapshots:
+    """A bundle with a kind outside OLM's installable list: the InstallPlan fails on both
+    sides, its step `UnsupportedResource` (olm-py before writing anything, OLM after writing
+    the steps before it and a minute of retries: docs/differences.md)."""
+    ns = "parity-unsupported-kind"
+    scope = Scope([ns], catalogs=["parity-kinds"])
+    directory = side.log_dir / "parity-kinds"
+    if not directory.exists():
+        write_catalog(directory, [Package("gizmo-operator", "alpha", [gizmo_bundle()])])
+    side.catalog("parity-kinds", directory)
+    namespace(side, ns)
+    operator_group(side, ns, [ns])
+    subscribe(
+        side,
+        ns,
+        "Automatic",
+        sub="gizmo",
+        **{"name": "gizmo-operator", "source": "parity-kinds", "startingCSV": GIZMO},
+    )
+    plan_for(side, ns, GIZMO, "Failed")
+    return {"failed": settled(side, scope)}
+
+
 def all_namespaces(side: Side) -> Snapshots:
     """The corpus's deployment-validation-operator installed for all namespaces: copied CSVs in
     a namespace created before and in one created after, cluster-wide RBAC, namespace labels."""
@@ -548,4 +598,5 @@ SCENARIOS = [
     Scenario("all-namespaces", all_namespaces),
     Scenario("replace-rings", replace_rings),
     Scenario("packagemanifests", packagemanifests),
+    Scenario("unsupported-kind", unsupported_kind),
 ]
