@@ -59,6 +59,7 @@ from olm.catalogsource.source import (
     poll_seconds,
     what_to_read,
 )
+from olm.csv.status import parse_timestamp, timestamp
 
 WARNING = "Warning"
 # A failing image catalog is read again after 1, 2, 4, ... seconds, at most the poll interval.
@@ -67,10 +68,6 @@ IMAGE_RETRY_SECONDS = 1.0
 TRANSIENT_IMAGE_KINDS = frozenset(
     {FailureKind.REGISTRY_UNREACHABLE, FailureKind.REGISTRY_TIMEOUT, FailureKind.REGISTRY_ERROR}
 )
-
-
-def timestamp(now: datetime.datetime) -> str:
-    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)
@@ -201,21 +198,14 @@ def _reconnected(
     as OLM's new registry pod has: `lastConnect` moves to a second after the ConfigMap's
     `lastUpdateTime` (timestamps have whole seconds, and clients compare them strictly).
     Returns how long to wait when that second has not come yet (else 0)."""
-    changed = _parse(reference.get("lastUpdateTime"))
-    connected = _parse(connection.get("lastConnect"))
+    changed = parse_timestamp(reference.get("lastUpdateTime"))
+    connected = parse_timestamp(connection.get("lastConnect"))
     if changed is None or (connected is not None and connected > changed):
         return 0.0
     if now.replace(microsecond=0) > changed:
         connection["lastConnect"] = timestamp(now)
         return 0.0
     return 1.0 - now.microsecond / 1_000_000 + 0.01
-
-
-def _parse(value: Any) -> datetime.datetime | None:
-    try:
-        return datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00")) if value else None
-    except ValueError:
-        return None
 
 
 def _configmap_reference(
