@@ -279,6 +279,39 @@ def test_the_cluster_role_grants_only_the_verbs_olm_py_sends(helm: Any) -> None:
     assert len(events) == 1 and sorted(events[0]["verbs"]) == ["create", "delete", "list"]
 
 
+# Where each kind OLM installs from bundles beyond its own cases lives (olm.installplan.policy).
+OPTIONAL_KIND_RESOURCES = {
+    "PrometheusRule": ("monitoring.coreos.com", "prometheusrules"),
+    "ServiceMonitor": ("monitoring.coreos.com", "servicemonitors"),
+    "PodDisruptionBudget": ("policy", "poddisruptionbudgets"),
+    "PriorityClass": ("scheduling.k8s.io", "priorityclasses"),
+    "VerticalPodAutoscaler": ("autoscaling.k8s.io", "verticalpodautoscalers"),
+    "NetworkPolicy": ("networking.k8s.io", "networkpolicies"),
+    "ConsoleYAMLSample": ("console.openshift.io", "consoleyamlsamples"),
+    "ConsoleQuickStart": ("console.openshift.io", "consolequickstarts"),
+    "ConsoleCLIDownload": ("console.openshift.io", "consoleclidownloads"),
+    "ConsoleLink": ("console.openshift.io", "consolelinks"),
+    "ConsolePlugin": ("console.openshift.io", "consoleplugins"),
+}
+
+
+def test_every_optional_kind_olm_installs_can_be_applied(helm: Any) -> None:
+    """A bundle with any kind on OLM's list installs with the chart's rights, not Forbidden."""
+    from olm.installplan.policy import OLM_OPTIONAL_KINDS
+
+    assert set(OPTIONAL_KIND_RESOURCES) == OLM_OPTIONAL_KINDS
+    granted = {
+        (group, resource, verb)
+        for r in rules_of(render(helm), "ClusterRole", "olm-py")
+        for group in r["apiGroups"]
+        for resource in r.get("resources", [])
+        for verb in r["verbs"]
+    }
+    for kind, (group, resource) in OPTIONAL_KIND_RESOURCES.items():
+        for verb in ("create", "patch"):
+            assert (group, resource, verb) in granted, (kind, verb)
+
+
 def test_the_lease_role_is_the_one_lease(helm: Any) -> None:
     from olm.app import LEASE_NAME
 
