@@ -24,6 +24,7 @@ from olm.devcluster.image import IMAGE_REPOSITORY, ImageError, build_image, pack
 from olm.devcluster.progress import Progress
 from olm.devcluster.release import ReleaseError
 from olm.installplan.policy import ALLOW_KIND_FLAG, InstallPolicy, parse_kinds
+from olm.installplan.tenancy import ADMIN_NAMESPACES_FLAG, parse_namespaces
 from olm.uninstall.cli import add_commands as add_uninstall_commands
 
 
@@ -143,7 +144,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     try:
-        policy = InstallPolicy(extra_kinds=parse_kinds(args.allow_bundle_kind))
+        policy = InstallPolicy(
+            extra_kinds=parse_kinds(args.allow_bundle_kind),
+            admin_namespaces=parse_namespaces(args.admin_namespaces),
+        )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -259,6 +263,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KIND[,KIND]",
         help="let bundles install objects of this kind too (repeatable). By default only the "
         "kinds OLM installs: a bundle with another kind fails its InstallPlan, nothing applied",
+    )
+    run.add_argument(
+        ADMIN_NAMESPACES_FLAG,
+        action="append",
+        default=[],
+        metavar="NS[,NS]",
+        help="turn on the tenancy check (docs/tenancy.md; repeatable): InstallPlans in other "
+        "namespaces may not ask for cluster-wide, wildcard or escalate/bind/impersonate RBAC. "
+        "Off by default, as in OLM",
     )
     run.add_argument(
         "--log-format", choices=("text", "json"), default="text", help="log lines as text or JSON"

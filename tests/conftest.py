@@ -278,6 +278,15 @@ def olm_operator(
     assert operator.process.returncode == 0, "olm run must stop cleanly on SIGTERM"
 
 
+@pytest.fixture
+def restore_olm(olm_operator: OlmOperator) -> Iterator[OlmOperator]:
+    """The session's olm, for a story that restarts it with a setting (`restart(flags...)`):
+    restarted with the defaults afterwards, for the session's other stories."""
+    yield olm_operator
+    if olm_operator.args:
+        olm_operator.restart()
+
+
 KubectlOperator = Callable[..., subprocess.CompletedProcess[str]]
 
 

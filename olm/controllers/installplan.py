@@ -20,13 +20,15 @@ from __future__ import annotations
 import datetime
 import logging
 import threading
+from dataclasses import replace
 from typing import Any
 
 from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase, StepStatus
 from olm.api.kinds import KINDS, Kind
+from olm.apiserver.auth import Attributes, User, review
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
-from olm.groups.serviceaccount import user_of
+from olm.groups.serviceaccount import query_service_account, user_of
 from olm.installplan.attenuation import forbidden_message
 from olm.installplan.crdsafety import versions_to_check
 from olm.installplan.decide import (
@@ -41,6 +43,7 @@ from olm.installplan.decide import (
 from olm.installplan.policy import DEFAULT_POLICY, InstallPolicy
 from olm.installplan.status import status_patch
 from olm.installplan.stepref import CRD_KIND, Ref, owner_csvs, step_manifest, step_ref
+from olm.installplan.tenancy import Right, needed_rights
 from olm.kube.errors import Conflict, GatewayError, NotFound, UnservedKind
 from olm.kube.protocol import KubeGateway
 
@@ -94,9 +97,15 @@ class InstallPlanController:
 
     # ----- snapshot ----------------------------------------------------------------------------
 
-    def snapshot(self, plan: dict[str, Any], written: dict[Ref, dict[str, Any]]) -> Snapshot:
+    def snapshot(
+        self,
+        plan: dict[str, Any],
+        written: dict[Ref, dict[str, Any]],
+        answers: dict[tuple[str, Right], bool] | None = None,
+    ) -> Snapshot:
         """Plain data for `decide`: the plan, and the live objects its steps name (what this
-        reconcile wrote first, then the store, then the API server for kinds not cached)."""
+        reconcile wrote first, then the store, then the API server for kinds not cached), and
+        with the tenancy opt-in the scoped ServiceAccount's access (`answers` caches it)."""
         uid = str(plan["metadata"].get("uid") or "")
         with self._lock:
             finished = uid in self._finished
@@ -149,9 +158,42 @@ class InstallPlanController:
             ):
                 custom_resources.update(self._custom_resources(live, manifest))
         groups = tuple(self.store.items("operatorgroup", plan["metadata"]["namespace"]))
+        access = self._access(plan, groups, {} if answers is None else answers)
         return Snapshot(
-            plan, now(), finished, objects, unserved, custom_resources, groups, self.policy
+            plan, now(), finished, objects, unserved, custom_resources, groups, self.policy, access
         )
+
+    def _access(
+        self,
+        plan: dict[str, Any],
+        groups: tuple[dict[str, Any], ...],
+        answers: dict[tuple[str, Right], bool],
+    ) -> dict[Right, bool] | None:
+        """With the tenancy opt-in, before a scoped plan's first write: may its group's
+        ServiceAccount do each thing the plan needs (SubjectAccessReviews, one per distinct
+        right, each asked once per reconcile)? None: nothing was asked."""
+        entries = [e for e in (plan.get("status") or {}).get("plan") or [] if isinstance(e, dict)]
+        done = [e.get("status") in DONE_STEP_STATUSES for e in entries]
+        if not self.policy.admin_namespaces or any(done):
+            return None  # once something is written, the writes' own Forbidden answers tell
+        ref, _ = query_service_account(groups)
+        if ref is None:
+            return None
+        manifests = [step_manifest(e) or {} for e in entries]
+        user = user_of(ref)
+        access: dict[Right, bool] = {}
+        for right in needed_rights(plan["metadata"]["namespace"], manifests, groups, done):
+            if (user, right) not in answers:
+                attributes = Attributes(right.verb, right.namespace, right.group, right.resource)
+                body = review(User(user), replace(attributes, name=right.name))
+                try:
+                    answer = self.gateway.create(body).get("status") or {}
+                except GatewayError as exc:  # unknown: left to the write's own answer
+                    log.warning("installplan %s: access review failed: %s", ref, exc)
+                    continue
+                answers[(user, right)] = bool(answer.get("allowed"))
+            access[right] = answers[(user, right)]
+        return access
 
     def _custom_resources(
         self, live: dict[str, Any], manifest: dict[str, Any]
@@ -178,8 +220,9 @@ class InstallPlanController:
         written: dict[Ref, dict[str, Any]] = {}
         event: tuple[str, str, str] | None = None
         requeue: float | None = None
+        answers: dict[tuple[str, Right], bool] = {}  # access reviews, asked once per reconcile
         for _ in range(MAX_PASSES):
-            snapshot = self.snapshot(current, written)
+            snapshot = self.snapshot(current, written, answers)
             plan = self._execute(snapshot, decide(snapshot), written)
             if plan.status is not None:
                 current = {**current, "status": plan.status}

@@ -29,6 +29,9 @@ CRDs as that ServiceAccount. While the group is not usable (several groups, its 
 not found) the plan keeps its phase with `Installed=False/InstallCheckFailed` and is looked at
 again; a Forbidden answer keeps it Installing with "retrying execution due to error: ..." naming
 what to grant (`forbidden`), as OLM does.
+With the tenancy opt-in (`olm.installplan.tenancy`) a tenant's plan asking for more RBAC
+than a tenant may give fails, and a scoped group's ServiceAccount that lacks rights the plan
+needs (`Snapshot.access`) keeps it Installing the same way; both before the first write.
 
 Invariants: pure (reads only its argument); running it again over what it produced decides
 nothing new; every failure a user can fix ends in `Failed` with a message naming the step or
@@ -54,10 +57,15 @@ from olm.api.installplan import (
     InstallPlanReason,
     StepStatus,
 )
-from olm.api.kinds import KINDS, Kind
 from olm.csv.status import parse_timestamp, timestamp
 from olm.groups.serviceaccount import query_service_account
 from olm.installplan.crdsafety import crd_upgrade_problem
+from olm.installplan.handmade import (
+    HAND_MADE_GRACE_SECONDS,
+    NO_STEPS_MESSAGE,
+    hand_made_message,
+    owned_by_subscription,
+)
 from olm.installplan.objects import (
     contains,
     is_established,
@@ -72,8 +80,8 @@ from olm.installplan.policy import DEFAULT_POLICY, InstallPolicy, refusal
 from olm.installplan.status import failed_status, set_condition
 from olm.installplan.stepref import CRD_KIND, CSV_KIND, Ref, step_manifest, step_ref
 from olm.installplan.steps import csv_owner
+from olm.installplan.tenancy import RIGHTS_RETRY_SECONDS, Right, tenancy_check
 
-SUBSCRIPTION_KIND = KINDS[Kind.SUBSCRIPTION].kind.value
 # Bundle objects OLM's ExecutePlan gives an ownerReference to the CSV their step resolves.
 BUNDLE_OWNED_KINDS = frozenset({"Service", "ConfigMap", "Secret"})
 # How soon to look again while CRDs become Established.
@@ -120,6 +128,8 @@ class Snapshot:
     groups: tuple[Mapping[str, Any], ...] = ()
     # What bundles may install (olm.installplan.policy): OLM's kinds unless the admin added some.
     policy: InstallPolicy = DEFAULT_POLICY
+    # The scoped group's ServiceAccount's SubjectAccessReview answers (the tenancy opt-in).
+    access: Mapping[Right, bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -132,33 +142,6 @@ class Plan:
     requeue_after: float | None = None
     # (type, reason, message) of an Event to record with the status.
     event: tuple[str, str, str] | None = None
-
-
-# How long a plan nobody owns may stay without status before it is failed as hand-made.
-HAND_MADE_GRACE_SECONDS = 10.0
-
-
-def owned_by_subscription(plan: Mapping[str, Any]) -> bool:
-    return any(
-        owner.get("kind") == SUBSCRIPTION_KIND
-        for owner in (plan.get("metadata") or {}).get("ownerReferences") or []
-    )
-
-
-def hand_made_message(plan: Mapping[str, Any]) -> str:
-    names = ", ".join((plan.get("spec") or {}).get("clusterServiceVersionNames") or []) or "none"
-    return (
-        "this InstallPlan has no steps to run (status.plan is empty) and no Subscription owns it "
-        f"(spec.clusterServiceVersionNames: {names}). InstallPlans are made by Subscriptions, "
-        "which resolve the operator from a catalog and write the steps: create a Subscription "
-        "for the operator's package instead, and delete this InstallPlan"
-    )
-
-
-NO_STEPS_MESSAGE = (
-    "this InstallPlan has no steps to run (status.plan is empty). InstallPlans are made by "
-    "Subscriptions: delete it, and the Subscription resolves again and makes a new one"
-)
 
 
 def _fail(
@@ -299,6 +282,20 @@ def _install(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan:
     if refused is not None:  # checked before the first write: a refused bundle leaves nothing
         new["plan"], message = refused
         return _fail(new, message, now)
+    verdict = tenancy_check(
+        snapshot.policy.admin_namespaces,
+        snapshot.plan,
+        manifests,
+        snapshot.groups,
+        snapshot.access,
+        new.get(ATTENUATED_REF),
+    )
+    if verdict is not None:  # the tenancy opt-in (olm.installplan.tenancy), as early
+        failed, message = verdict
+        if failed:
+            return _fail(new, message, now)
+        retry = forbidden(snapshot, Plan(status=new), 0, message)
+        return replace(retry, requeue_after=RIGHTS_RETRY_SECONDS)
     actions: list[Action] = []
 
     def done(index: int) -> bool:

@@ -69,6 +69,9 @@ class InstallPolicy:
 
     # Kinds beyond OLM's list that bundles may install (`--allow-bundle-kind`).
     extra_kinds: frozenset[str] = frozenset()
+    # Namespaces whose plans may ask any RBAC (`--admin-namespaces`); none: the tenancy check
+    # (olm.installplan.tenancy) is off, as OLM has none.
+    admin_namespaces: frozenset[str] = frozenset()
 
     def installable(self, kind: str) -> bool:
         return kind in OLM_INSTALLABLE_KINDS or kind in self.extra_kinds

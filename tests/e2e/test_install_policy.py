@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +51,13 @@ def admission_policy(name: str) -> dict[str, Any]:
     }
 
 
-def write_catalog(directory: Path, extra: dict[str, Any]) -> None:
-    """The samples catalog with `extra` added to bundle 0.0.1."""
+def write_catalog(
+    directory: Path,
+    extra: dict[str, Any] | None = None,
+    change_csv: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
+    """The samples catalog with bundle 0.0.1 alone, `extra` added to it, its CSV changed by
+    `change_csv`."""
     catalog = build()
     package = catalog.packages["memcached-operator"]
     # 0.0.1 alone: an Automatic Subscription stays on it.
@@ -63,19 +68,14 @@ def write_catalog(directory: Path, extra: dict[str, Any]) -> None:
         if not channel.entries:
             del package.channels[name]
     old = package.bundles[V1]
-    objects = [*copy.deepcopy(old.objects), extra]
+    objects = [*copy.deepcopy(old.objects), *([extra] if extra else [])]
     csv = next(o for o in objects if o["kind"] == "ClusterServiceVersion")
+    if change_csv is not None:
+        change_csv(csv)
     package.bundles[V1] = Bundle(
         V1, package.name, properties=bundle_properties(package.name, csv, objects, [])
     )
     (directory / "catalog.yaml").write_text(to_yaml(catalog))
-
-
-@pytest.fixture
-def restore_olm(olm_operator: OlmOperator) -> Iterator[OlmOperator]:
-    yield olm_operator
-    if olm_operator.args:
-        olm_operator.restart()  # the session's other stories run with the defaults
 
 
 def exists(plane: ControlPlane, *args: str) -> bool:
