@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -136,3 +138,42 @@ def warning_events(plane: ControlPlane, namespace: str, name: str) -> list[tuple
         "events", "-n", namespace, "--field-selector", f"involvedObject.name={name},type=Warning"
     )["items"]
     return [(e["reason"], e["message"]) for e in events]
+
+
+FIRST = "memcached-operator.v0.0.1"
+
+
+def write_first_bundle_catalog(
+    directory: Path,
+    extra: tuple[dict[str, Any], ...] = (),
+    change_csv: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
+    """A catalog (for `olm catalog serve DIRECTORY`) of the samples package with memcached-operator
+    0.0.1 alone, so an Automatic Subscription stays on it: `extra` objects added to its bundle,
+    its CSV changed by `change_csv`."""
+    from olm.catalog.formats import bundle_properties
+    from olm.catalog.model import Bundle
+    from olm.catalog.render import to_yaml
+    from olm.catalog.samples import build
+
+    catalog = build()
+    package = catalog.packages["memcached-operator"]
+    for version in [v for v in package.bundles if v != FIRST]:
+        del package.bundles[version]
+    for name, channel in list(package.channels.items()):
+        channel.entries = [e for e in channel.entries if e.name == FIRST]
+        if not channel.entries:
+            del package.channels[name]
+    objects = [*copy.deepcopy(package.bundles[FIRST].objects), *extra]
+    csv = next(o for o in objects if o["kind"] == "ClusterServiceVersion")
+    if change_csv is not None:
+        change_csv(csv)
+    package.bundles[FIRST] = Bundle(
+        FIRST, package.name, properties=bundle_properties(package.name, csv, objects, [])
+    )
+    (directory / "catalog.yaml").write_text(to_yaml(catalog))
+
+
+def exists(plane: ControlPlane, *args: str) -> bool:
+    """`kubectl get ARGS` finds the object."""
+    return plane.kubectl("get", *args, "--ignore-not-found", "-o", "name").stdout.strip() != ""

@@ -29,16 +29,13 @@ from typing import Any
 import pytest
 from cryptography import x509
 
-from olm.catalog.formats import bundle_properties
-from olm.catalog.model import Bundle
-from olm.catalog.render import to_yaml
-from olm.catalog.samples import build
 from olm.install import certs
 from olm.packages import registration
 from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group, phase
+from tests.e2e.stories import operator_group, phase, write_first_bundle_catalog
 from tests.e2e.test_catalog_updates import V1, Server
 from tests.e2e.test_image_catalogs import registry  # noqa: F401 - the fixture, reused
+from tests.e2e.test_subscriptions import subscribe
 
 OLM_NAMESPACE = "olm"  # where the host's `olm run` registers the PackageManifest API
 
@@ -174,34 +171,15 @@ def b64(value: str) -> str:
     return base64.b64encode(value.encode()).decode()
 
 
-def write_catalog_with_a_secret(directory: Path, token: str) -> None:
-    """The samples catalog, its alpha channel only V1, whose bundle also ships a Secret."""
-    catalog = build()
-    package = catalog.packages["memcached-operator"]
-    bundle = package.bundles[V1]
-    csv = copy.deepcopy(bundle.csv)
-    assert csv is not None
-    crd = next(o for o in bundle.objects if o["kind"] == "CustomResourceDefinition")
-    secret = {
+def bundle_secret(token: str) -> dict[str, Any]:
+    """A Secret a bundle ships: an InstallPlan step creates it."""
+    return {
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {"name": "bundled-token"},
         "type": "Opaque",
         "data": {"token": b64(token)},
     }
-    package.bundles = {
-        V1: Bundle(
-            V1,
-            package.name,
-            properties=bundle_properties(package.name, csv, [csv, crd, secret], []),
-        )
-    }
-    package.channels = {"alpha": package.channels["alpha"]}
-    package.channels["alpha"].entries = [
-        e for e in package.channels["alpha"].entries if e.name == V1
-    ]
-    package.default_channel = "alpha"
-    (directory / "catalog.yaml").write_text(to_yaml(catalog))
 
 
 def apply(plane: ControlPlane, namespace: str, body: dict[str, Any]) -> None:
@@ -272,7 +250,7 @@ def test_no_secret_value_reaches_a_log_an_event_or_a_status(
         },
     )
     # A bundle that ships a Secret: an InstallPlan step creates it.
-    write_catalog_with_a_secret(tmp_path, token)
+    write_first_bundle_catalog(tmp_path, (bundle_secret(token),))
     server = Server(tmp_path)
     server.start()
     try:
@@ -287,22 +265,7 @@ def test_no_secret_value_reaches_a_log_an_event_or_a_status(
             },
         )
         operator_group(plane, namespace)
-        apply(
-            plane,
-            namespace,
-            {
-                "apiVersion": "operators.coreos.com/v1alpha1",
-                "kind": "Subscription",
-                "metadata": {"name": "memcached"},
-                "spec": {
-                    "name": "memcached-operator",
-                    "channel": "alpha",
-                    "source": "bundled",
-                    "sourceNamespace": namespace,
-                    "installPlanApproval": "Automatic",
-                },
-            },
-        )
+        subscribe(plane, namespace, "Automatic", source="bundled", sourceNamespace=namespace)
         wait_for(
             lambda: phase(plane, namespace, V1) == "Succeeded/InstallSucceeded",
             timeout=STEP_TIMEOUT,

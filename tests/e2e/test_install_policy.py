@@ -5,20 +5,14 @@ Subscription installs it."""
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from olm.catalog.formats import bundle_properties
-from olm.catalog.model import Bundle
-from olm.catalog.render import to_yaml
-from olm.catalog.samples import build
 from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group, wait_phase
+from tests.e2e.stories import exists, operator_group, wait_phase, write_first_bundle_catalog
 from tests.e2e.test_catalog_updates import Server, catalog_source
 from tests.e2e.test_subscriptions import plan_for, subscribe, subscription
 
@@ -51,43 +45,12 @@ def admission_policy(name: str) -> dict[str, Any]:
     }
 
 
-def write_catalog(
-    directory: Path,
-    extra: dict[str, Any] | None = None,
-    change_csv: Callable[[dict[str, Any]], None] | None = None,
-) -> None:
-    """The samples catalog with bundle 0.0.1 alone, `extra` added to it, its CSV changed by
-    `change_csv`."""
-    catalog = build()
-    package = catalog.packages["memcached-operator"]
-    # 0.0.1 alone: an Automatic Subscription stays on it.
-    for version in [v for v in package.bundles if v != V1]:
-        del package.bundles[version]
-    for name, channel in list(package.channels.items()):
-        channel.entries = [e for e in channel.entries if e.name == V1]
-        if not channel.entries:
-            del package.channels[name]
-    old = package.bundles[V1]
-    objects = [*copy.deepcopy(old.objects), *([extra] if extra else [])]
-    csv = next(o for o in objects if o["kind"] == "ClusterServiceVersion")
-    if change_csv is not None:
-        change_csv(csv)
-    package.bundles[V1] = Bundle(
-        V1, package.name, properties=bundle_properties(package.name, csv, objects, [])
-    )
-    (directory / "catalog.yaml").write_text(to_yaml(catalog))
-
-
-def exists(plane: ControlPlane, *args: str) -> bool:
-    return plane.kubectl("get", *args, "--ignore-not-found", "-o", "name").stdout.strip() != ""
-
-
 def test_a_bundle_with_a_kind_olm_does_not_install_fails_until_the_admin_allows_it(
     control_plane: ControlPlane, restore_olm: OlmOperator, namespace: str, tmp_path: Path
 ) -> None:
     plane = control_plane
     policy_name = f"olm-py-test-{namespace}"
-    write_catalog(tmp_path, admission_policy(policy_name))
+    write_first_bundle_catalog(tmp_path, (admission_policy(policy_name),))
     server = Server(tmp_path)
     server.start()
     try:

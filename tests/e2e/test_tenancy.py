@@ -23,9 +23,8 @@ from tests.conftest import (
     OlmOperator,
     wait_for,
 )
-from tests.e2e.stories import operator_group, wait_phase
+from tests.e2e.stories import exists, operator_group, wait_phase, write_first_bundle_catalog
 from tests.e2e.test_catalog_updates import Server, catalog_source
-from tests.e2e.test_install_policy import exists, write_catalog
 from tests.e2e.test_subscriptions import namespace_report, plan_for, subscribe, subscription
 
 pytestmark = pytest.mark.e2e
@@ -82,7 +81,7 @@ def test_tenants_may_not_install_what_only_an_admin_may_give(
     tenant = namespace
     admin = new_namespace(plane, more_namespaces, f"{namespace}-admin")
     restore_olm.restart(f"--admin-namespaces={admin}")
-    write_catalog(tmp_path, change_csv=ask_for_secrets)
+    write_first_bundle_catalog(tmp_path, change_csv=ask_for_secrets)
     server = Server(tmp_path)
     server.start()
     try:
