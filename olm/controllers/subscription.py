@@ -170,6 +170,9 @@ class SubscriptionController:
         self.store.upsert("installplan", {**created, "status": new.status})
         self.queue.add(("installplan", namespace, name))
         log.info("created InstallPlan %s/%s for %s", namespace, name, ", ".join(new.csv_names))
+        for event in new.events:  # on the plan they are about: kubectl describe installplan
+            with contextlib.suppress(NotFound, Conflict, GatewayError):
+                self.gateway.event(created, event.type, event.reason, event.message)
 
     def _execute(self, namespace: str, plan: Plan) -> float | None:
         requeue = plan.requeue_after

@@ -67,6 +67,7 @@ class Wanted:
     channel: str = ""
     starting_csv: str = ""
     installed_csv: str = ""
+    version_range: str = ""  # olm-py's olm-py.io/version-range annotation ("" without one)
 
 
 @dataclass
@@ -77,6 +78,8 @@ class Decision:
     chosen: dict[str, Candidate | Installed] = field(default_factory=dict)
     dependencies: list[Candidate] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)  # subscription -> explanation
+    # subscription -> (VersionHeldReason, message), for each Subscription with a version range
+    version_holds: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -20,6 +20,7 @@ from pysat.solvers import Solver
 
 from olm.catalog.semver import SemverError, parse_range
 from olm.resolution.model import GVK, Candidate, Decision, Installed, Source, Wanted
+from olm.resolution.versionrange import hold, restrict
 
 Choice = Candidate | Installed
 
@@ -119,6 +120,13 @@ class Resolver:
             )
         pool = [c for c in in_source if not wanted.channel or c.channel == wanted.channel]
         installed = next((i for i in self.installed if i.csv == wanted.installed_csv), None)
+        if wanted.version_range:  # olm-py's version range (beyond OLM)
+            narrowed, reason = restrict(wanted, pool, installed is not None)
+            if reason:
+                return [], reason
+            if narrowed is None and installed is not None:
+                return [installed], ""
+            pool = narrowed or []
         if installed is not None:
             hops = [
                 c
@@ -306,12 +314,28 @@ class Resolver:
                         final.append(literal)
             solver.solve(assumptions=[*selectors, *final])
             chosen_now = {v for v in (solver.get_model() or []) if v > 0 and v in keys}
+        for subscription in wanted:
+            held_to = decision.chosen.get(subscription.name)
+            if subscription.version_range and held_to is not None:
+                channel = self._channel_pool(subscription)
+                decision.version_holds[subscription.name] = hold(subscription, held_to, channel)
         named = {self._key(c) for c in decision.chosen.values()}
         for variable in sorted(chosen_now):
             choice = by_var[variable]
             if isinstance(choice, Candidate) and self._key(choice) not in named:
                 decision.dependencies.append(choice)
         return decision
+
+    def _channel_pool(self, wanted: Wanted) -> list[Candidate]:
+        """The bundles of the Subscription's package and catalog, in its channel if it names one."""
+        source_key = f"{wanted.source_namespace}/{wanted.source}"
+        return [
+            c
+            for c in self.candidates
+            if c.source.key == source_key
+            and c.package == wanted.package
+            and (not wanted.channel or c.channel == wanted.channel)
+        ]
 
     def _explain(
         self, wanted: Wanted, preferred: Choice, core: list[Group], fixed: list[int]

@@ -26,16 +26,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from olm.api.installplan import ConditionStatus, InstallPlanPhase
+from olm.api.installplan import Approval, ConditionStatus, InstallPlanPhase
 from olm.api.subscription import (
     RESOLUTION_FAILED_EVENT,
     SubscriptionConditionType,
     SubscriptionReason,
     SubscriptionState,
 )
+from olm.api.versionpolicy import OlmPyConditionType
 from olm.installplan.steps import Step, subscription_step
 from olm.resolution.model import Candidate, Installed
 from olm.subscription import plans as ip
+from olm.subscription.policies import auto_approve, version_held
 from olm.subscription.resolve import (
     Resolution,
     catalogs_known,
@@ -44,6 +46,7 @@ from olm.subscription.resolve import (
     unpack_failure,
     unpack_pending,
     unpack_request,
+    version_range_of,
 )
 from olm.subscription.settle import settle, waiting
 from olm.subscription.snapshot import (
@@ -254,7 +257,12 @@ def _one_plan(
         approval = ip.approval(subscriptions)
         generation = ip.next_generation(plans, subscriptions)
         body = ip.new_plan_body(snapshot.namespace, subscriptions, every, generation, approval)
-        result.create = NewInstallPlan(body, ip.plan_status(steps, approval.value))
+        if approval == Approval.MANUAL:  # olm-py's auto-approve policies (beyond OLM)
+            result.events += auto_approve(
+                snapshot, result.statuses, moved, body, every[len(names) :]
+            )
+        status = ip.plan_status(steps, approval.value)
+        result.create = NewInstallPlan(body, status, tuple(result.events))
         return None
     meta = reused["metadata"]
     if ip.phase(reused) == InstallPlanPhase.NONE:
@@ -356,6 +364,7 @@ def _resolve_namespace(
             result.plan_statuses.append(PlanStatusWrite(name, superseded, version))
             result.plans[name] = {**plan, "status": superseded}
     _resolution_conditions(snapshot, result, failures)
+    result.events += version_held(snapshot, result.statuses, outcome.decision.version_holds)
     return result
 
 
@@ -451,6 +460,10 @@ def decide(snapshot: Snapshot) -> Plan:
                 reason.value,
                 message,
                 snapshot.now,
+            )
+        if not version_range_of(subscription):
+            status["conditions"] = remove_conditions(
+                status.get("conditions") or [], OlmPyConditionType.VERSION_HELD
             )
         write = _status_write(subscription, status, snapshot)
         if write is not None:

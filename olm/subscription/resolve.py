@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api.versionpolicy import VERSION_RANGE_ANNOTATION
 from olm.catalogsource.source import BUNDLE_UNPACK_RULE
 from olm.installplan.steps import Step, plan_bundle
 from olm.resolution.catalogs import candidates
@@ -196,11 +197,18 @@ def resolve(snapshot: Snapshot, statuses: Mapping[str, Mapping[str, Any]]) -> Re
             str(_spec(s).get("channel") or ""),
             str(_spec(s).get("startingCSV") or ""),
             installed_of.get(s["metadata"]["name"], ""),
+            version_range_of(s),
         )
         for s in snapshot.subscriptions
     ]
     decision = Resolver(pool, installed, sources).resolve(wanted)
     return Resolution(decision, {w.name: w.installed_csv for w in wanted})
+
+
+def version_range_of(subscription: Obj) -> str:
+    """olm-py's version range annotation ("" without one): olm.api.versionpolicy."""
+    annotations = (subscription.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(VERSION_RANGE_ANNOTATION) or "")
 
 
 def _planned_package(name: str, snapshot: Snapshot, bundle_package: Mapping[str, str]) -> str:

@@ -165,6 +165,8 @@ class NewInstallPlan:
 
     body: dict[str, Any]
     status: dict[str, Any]
+    # Recorded on the plan once it exists (olm-py's auto-approval says who approved it).
+    events: tuple[NamespaceEvent, ...] = ()
 
     @property
     def csv_names(self) -> list[str]:

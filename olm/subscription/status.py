@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 from olm.api.installplan import ConditionStatus
-from olm.api.subscription import SubscriptionConditionType, SubscriptionReason
+from olm.api.subscription import SubscriptionReason
 from olm.subscription.snapshot import CatalogInScope
 
 Condition = dict[str, Any]
@@ -30,13 +31,13 @@ def timestamp(now: datetime.datetime) -> str:
     return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def find(conditions: Sequence[Condition], kind: SubscriptionConditionType) -> Condition | None:
+def find(conditions: Sequence[Condition], kind: StrEnum) -> Condition | None:
     return next((c for c in conditions if c.get("type") == kind.value), None)
 
 
 def set_condition(
     conditions: Sequence[Condition],
-    kind: SubscriptionConditionType,
+    kind: StrEnum,
     status: ConditionStatus,
     reason: str,
     message: str,
@@ -67,9 +68,7 @@ def set_condition(
     return [wanted if c is current else c for c in conditions]
 
 
-def remove_conditions(
-    conditions: Sequence[Condition], *kinds: SubscriptionConditionType
-) -> list[Condition]:
+def remove_conditions(conditions: Sequence[Condition], *kinds: StrEnum) -> list[Condition]:
     names = {k.value for k in kinds}
     return [c for c in conditions if c.get("type") not in names]
 

@@ -126,3 +126,42 @@ def test_cleanup_annotation_is_olm_pys_closed_set() -> None:
     assert CLEANUP_OPERATORS_ANNOTATION == "olm-py.io/cleanup-operators"
     assert {policy.value for policy in CleanupPolicy} == {"keep", "crds-when-unused"}
     assert DEFAULT_CLEANUP is CleanupPolicy.KEEP
+
+
+def test_auto_approve_is_olm_pys_closed_set_smallest_first() -> None:
+    from olm.api.versionpolicy import (
+        AUTO_APPROVE_ANNOTATION,
+        AUTO_APPROVED_ANNOTATION,
+        AUTO_APPROVED_EVENT,
+        INVALID_AUTO_APPROVE_EVENT,
+        AutoApprove,
+    )
+
+    assert AUTO_APPROVE_ANNOTATION == "olm-py.io/auto-approve"
+    assert AUTO_APPROVED_ANNOTATION == "olm-py.io/auto-approved"
+    assert [p.value for p in AutoApprove] == ["first", "patch", "minor", "all"]
+    assert {AUTO_APPROVED_EVENT, INVALID_AUTO_APPROVE_EVENT} == {
+        "InstallPlanAutoApproved",
+        "InvalidAutoApprove",
+    }
+
+
+def test_version_range_says_itself_in_olm_pys_own_condition() -> None:
+    from olm.api.subscription import SubscriptionConditionType
+    from olm.api.versionpolicy import (
+        INVALID_VERSION_RANGE_EVENT,
+        VERSION_RANGE_ANNOTATION,
+        OlmPyConditionType,
+        VersionHeldReason,
+    )
+
+    assert VERSION_RANGE_ANNOTATION == "olm-py.io/version-range"
+    assert [c.value for c in OlmPyConditionType] == ["VersionHeld"]
+    # never one of OLM's own condition types: OLM's tools read those
+    assert not {c.value for c in OlmPyConditionType} & {c.value for c in SubscriptionConditionType}
+    assert {r.value for r in VersionHeldReason} == {
+        "OutsideVersionRange",
+        "WithinVersionRange",
+        "InvalidVersionRange",
+    }
+    assert INVALID_VERSION_RANGE_EVENT == "InvalidVersionRange"

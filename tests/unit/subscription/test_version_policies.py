@@ -1,0 +1,108 @@
+"""The Subscription controller's decision with olm-py's version policies (beyond OLM): a
+Manual plan approved by `olm-py.io/auto-approve`, and the VersionHeld condition of
+`olm-py.io/version-range`, over plain data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from olm.subscription.decide import decide
+from tests.unit.subscription.world import (
+    V1,
+    V2,
+    conditions,
+    csv,
+    install_plan,
+    reference,
+    subscription,
+    world,
+)
+
+V003, V010 = "memcached-operator.v0.0.3", "memcached-operator.v0.1.0"
+
+
+def annotated(sub: dict[str, Any], **annotations: str) -> dict[str, Any]:
+    sub["metadata"]["annotations"] = {
+        f"olm-py.io/{k.replace('_', '-')}": v for k, v in annotations.items()
+    }
+    return sub
+
+
+def installed_on_beta(version_range: str | None, extra: list[dict[str, Any]] | None = None) -> Any:
+    plan = install_plan("install-aaaaa", [V003], "Complete")
+    status = {
+        "currentCSV": V003,
+        "installedCSV": V003,
+        "state": "AtLatestKnown",
+        **reference(plan),
+        "conditions": extra or [],
+    }
+    sub = subscription(status=status, channel="beta")
+    if version_range is not None:
+        annotated(sub, version_range=version_range)
+    return world([sub], csvs=[csv(V003)], plans=[plan])
+
+
+def test_a_patch_policy_approves_the_first_install_and_says_so() -> None:
+    sub = annotated(
+        subscription(installPlanApproval="Manual", startingCSV=V1), auto_approve="patch"
+    )
+    decision = decide(world([sub]))
+    assert decision.create is not None
+    body = decision.create.body
+    assert body["spec"]["approval"] == "Manual" and body["spec"]["approved"] is True
+    assert body["metadata"]["annotations"]["olm-py.io/auto-approved"] == (
+        f"memcached (patch): first install of {V1} 0.0.1"
+    )
+    [event] = decision.create.events  # recorded on the plan once it exists
+    assert (event.type, event.reason) == ("Normal", "InstallPlanAutoApproved")
+
+
+def test_a_manual_subscription_without_policy_waits_as_under_olm() -> None:
+    decision = decide(world([subscription(installPlanApproval="Manual", startingCSV=V1)]))
+    assert decision.create is not None
+    assert decision.create.body["spec"]["approved"] is False
+    assert "annotations" not in decision.create.body["metadata"]
+
+
+def test_a_range_holds_an_installed_subscription_and_the_condition_says_what() -> None:
+    decision = decide(installed_on_beta("<0.1.0"))
+    assert decision.create is None
+    [write] = decision.statuses
+    held = conditions(write.status)["VersionHeld"]
+    assert (held["status"], held["reason"]) == ("True", "OutsideVersionRange")
+    assert "holds back 0.1.0" in held["message"]
+    assert write.status["state"] == "AtLatestKnown"
+
+
+def test_without_a_range_the_subscription_upgrades_as_under_olm() -> None:
+    stale = {"type": "VersionHeld", "status": "True", "reason": "OutsideVersionRange"}
+    decision = decide(installed_on_beta(None, [stale]))
+    assert decision.create is not None
+    assert decision.create.body["spec"]["clusterServiceVersionNames"] == [V010]
+
+
+def test_a_bad_range_holds_and_warns_once() -> None:
+    decision = decide(installed_on_beta("every tuesday"))
+    assert decision.create is None
+    [write] = decision.statuses
+    held = conditions(write.status)["VersionHeld"]
+    assert (held["status"], held["reason"]) == ("True", "InvalidVersionRange")
+    assert [e.reason for e in decision.events] == ["InvalidVersionRange"]
+    again = decide(installed_on_beta("every tuesday", [held]))
+    assert again.events == []
+
+
+def test_removing_the_range_removes_the_condition() -> None:
+    plan = install_plan("install-aaaaa", [V2], "Complete")
+    stale = {"type": "VersionHeld", "status": "True", "reason": "OutsideVersionRange"}
+    status = {
+        "currentCSV": V2,
+        "installedCSV": V2,
+        "state": "AtLatestKnown",
+        **reference(plan),
+        "conditions": [stale],
+    }
+    decision = decide(world([subscription(status=status)], csvs=[csv(V2)], plans=[plan]))
+    [write] = decision.statuses
+    assert "VersionHeld" not in conditions(write.status)
