@@ -97,6 +97,7 @@ class SubscriptionController:
                 namespace, sources, loaded, GLOBAL_CATALOG_NAMESPACE, self.trust
             ),
             now=datetime.datetime.now(datetime.UTC),
+            operator_groups=tuple(self.store.items("operatorgroup", namespace)),
         )
 
     # ----- reconcile -----------------------------------------------------------------------------

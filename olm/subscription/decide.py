@@ -22,11 +22,12 @@ nothing; nothing but status is written in a terminating namespace.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api.installplan import Approval, ConditionStatus, InstallPlanPhase
+from olm.api.planpolicy import SHARED_PLAN_ANNOTATION
 from olm.api.subscription import (
     RESOLUTION_FAILED_EVENT,
     SubscriptionConditionType,
@@ -37,6 +38,7 @@ from olm.api.versionpolicy import OlmPyConditionType
 from olm.installplan.steps import Step, subscription_step
 from olm.resolution.model import Candidate, Installed
 from olm.subscription import plans as ip
+from olm.subscription import separate
 from olm.subscription.policies import auto_approve, version_held
 from olm.subscription.resolve import (
     Resolution,
@@ -48,6 +50,7 @@ from olm.subscription.resolve import (
     unpack_request,
     version_range_of,
 )
+from olm.subscription.separate import PlanGroup
 from olm.subscription.settle import settle, waiting
 from olm.subscription.snapshot import (
     NamespaceEvent,
@@ -152,7 +155,11 @@ def _unpacks(
 
 
 def _steps(
-    snapshot: Snapshot, moved: dict[str, Candidate], outcome: Resolution, failures: Failures
+    snapshot: Snapshot,
+    moved: dict[str, Candidate],
+    needed: Sequence[Candidate],
+    outcome: Resolution,
+    failures: Failures,
 ) -> tuple[list[str], list[Step], list[tuple[str, list[Step]]]]:
     """(CSV names, their steps, (dependency, its steps)); Subscriptions whose bundle cannot
     be planned (yet: its image is being unpacked) leave `moved` for `failures`."""
@@ -186,7 +193,7 @@ def _steps(
         )
         for spec in ((s.get("spec") or {}) for s in snapshot.subscriptions)
     }
-    for dependency in outcome.decision.dependencies if moved else []:
+    for dependency in needed if moved else []:
         pending = unpack_pending(snapshot, dependency)
         if pending:
             for name in moved:
@@ -238,10 +245,14 @@ def _one_plan(
     names: list[str],
     steps: list[Step],
     dependencies: list[tuple[str, list[Step]]],
+    group: PlanGroup,
 ) -> Mapping[str, Any] | None:
     """Point the moved Subscriptions at the one plan for their CSVs: reused (adopted when its
-    status was never written), else `result.create` is set. Returns the plan reused."""
+    status was never written), else `result.create` is set. Returns the plan reused. A plan
+    of its own (olm-py's plan per Subscription) is owned and approved by `moved` only."""
     subscriptions, plans = snapshot.subscriptions, result.plans
+    if group.own:
+        subscriptions = tuple(s for s in subscriptions if s["metadata"]["name"] in moved)
     uids = [s["metadata"].get("uid", "") for s in subscriptions]
     referenced = {ip.ref_name(result.statuses[name]) for name in moved}
     every = [*names, *(bundle for bundle, _ in dependencies)]
@@ -257,6 +268,8 @@ def _one_plan(
         approval = ip.approval(subscriptions)
         generation = ip.next_generation(plans, subscriptions)
         body = ip.new_plan_body(snapshot.namespace, subscriptions, every, generation, approval)
+        if group.shared_because:
+            body["metadata"]["annotations"] = {SHARED_PLAN_ANNOTATION: group.shared_because}
         if approval == Approval.MANUAL:  # olm-py's auto-approve policies (beyond OLM)
             result.events += auto_approve(
                 snapshot, result.statuses, moved, body, every[len(names) :]
@@ -352,13 +365,21 @@ def _resolve_namespace(
     }
     moved = _choose(snapshot, result.statuses, plans, outcome, failures)
     result.unpacks = _unpacks(snapshot, moved, outcome)
-    names, steps, dependencies = _steps(snapshot, moved, outcome, failures)
-    reused = _one_plan(snapshot, result, moved, names, steps, dependencies) if moved else None
-    if result.create is not None:
-        return result
+    split = separate.enabled(snapshot.namespace_object, snapshot.operator_groups)
+    reused: set[str] = set()
+    for group in separate.groups(moved, outcome.decision.dependencies, split):
+        part = {name: moved[name] for name in group.subscriptions}
+        names, steps, dependencies = _steps(snapshot, part, group.dependencies, outcome, failures)
+        found = (
+            _one_plan(snapshot, result, part, names, steps, dependencies, group) if part else None
+        )
+        if found is not None:
+            reused.add(found["metadata"]["name"])
+        if result.create is not None:
+            return result
     uids = [s["metadata"].get("uid", "") for s in snapshot.subscriptions]
     for name, plan in plans.items():
-        if ip.unwritten(plan, uids) and (reused is None or reused["metadata"]["name"] != name):
+        if ip.unwritten(plan, uids) and name not in reused:
             superseded = ip.superseded_status(plan)
             version = str(plan["metadata"].get("resourceVersion") or "")
             result.plan_statuses.append(PlanStatusWrite(name, superseded, version))

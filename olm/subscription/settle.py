@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from olm.api.installplan import ConditionStatus, InstallPlanPhase
+from olm.api.planpolicy import SHARED_PLAN_ANNOTATION
 from olm.api.subscription import SubscriptionConditionType, SubscriptionReason, SubscriptionState
 from olm.subscription import plans as ip
 from olm.subscription.snapshot import Snapshot
@@ -41,8 +42,11 @@ def _plan_condition(reference: str, plan: Mapping[str, Any]) -> PlanCondition | 
     if phase == InstallPlanPhase.NONE or phase in ip.PENDING_PHASES:
         reason = phase or SubscriptionReason.INSTALL_PLAN_NOT_YET_RECONCILED.value
         # The plan's own message only, as OLM: scripts (and OLM's e2e suite) match the
-        # condition's message exactly, and a plan waiting for approval has none.
-        return Types.INSTALL_PLAN_PENDING, reason, ip.plan_message(plan)
+        # condition's message exactly, and a plan waiting for approval has none. A plan
+        # olm-py's plan-per-subscription opt-in left joint says which Subscriptions share it.
+        annotations = (plan.get("metadata") or {}).get("annotations") or {}
+        shared = str(annotations.get(SHARED_PLAN_ANNOTATION) or "")
+        return Types.INSTALL_PLAN_PENDING, reason, ip.plan_message(plan) or shared
     if phase == InstallPlanPhase.FAILED:
         installed = ip.installed_condition(plan)
         reason = (

@@ -90,6 +90,8 @@ class Snapshot:
     plans: Mapping[str, Mapping[str, Any]]  # InstallPlans, by name
     catalogs: tuple[CatalogInScope, ...]  # sorted by (namespace, name)
     now: datetime.datetime
+    # The namespace's OperatorGroups: only their annotations are read here (olm-py's opt-ins).
+    operator_groups: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def terminating(self) -> bool:

@@ -165,3 +165,10 @@ def test_version_range_says_itself_in_olm_pys_own_condition() -> None:
         "InvalidVersionRange",
     }
     assert INVALID_VERSION_RANGE_EVENT == "InvalidVersionRange"
+
+
+def test_plan_per_subscription_annotations_are_olm_pys() -> None:
+    from olm.api.planpolicy import PLAN_PER_SUBSCRIPTION_ANNOTATION, SHARED_PLAN_ANNOTATION
+
+    assert PLAN_PER_SUBSCRIPTION_ANNOTATION == "olm-py.io/plan-per-subscription"
+    assert SHARED_PLAN_ANNOTATION == "olm-py.io/shared-plan"
