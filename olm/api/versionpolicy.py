@@ -24,6 +24,11 @@ OUTSIDE_VERSION_RANGE, the versions named), that nothing is held (False, WITHIN_
 or that the value is not a range (True, INVALID_VERSION_RANGE: the Subscription stays on what
 it has installed, and installs nothing new, until the value is fixed). Without the annotation
 the condition is absent, as under OLM.
+
+`olm-py.io/rollback-to` (written by `olm rollback`) names an earlier CSV of the package: the
+resolver moves the Subscription back to it, in a Manual plan that olm-py never approves by
+itself, after the CRD safety check; the Subscription's Rollback condition says planned,
+refused (why) or done.
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ AUTO_APPROVED_ANNOTATION = "olm-py.io/auto-approved"
 AUTO_APPROVED_EVENT = "InstallPlanAutoApproved"
 INVALID_AUTO_APPROVE_EVENT = "InvalidAutoApprove"
 VERSION_RANGE_ANNOTATION = "olm-py.io/version-range"
+# `olm rollback` (docs/beyond-olm.md): the CSV to go back to, and what the plan says it does.
+ROLLBACK_ANNOTATION = "olm-py.io/rollback-to"
+ROLLBACK_PLAN_ANNOTATION = "olm-py.io/rollback"
 INVALID_VERSION_RANGE_EVENT = "InvalidVersionRange"
 
 
@@ -51,9 +59,19 @@ class OlmPyConditionType(StrEnum):
     """Subscription condition types olm-py adds, only where its annotations ask for them."""
 
     VERSION_HELD = "VersionHeld"
+    ROLLBACK = "Rollback"
 
 
 class VersionHeldReason(StrEnum):
     OUTSIDE_VERSION_RANGE = "OutsideVersionRange"
     WITHIN_VERSION_RANGE = "WithinVersionRange"
     INVALID_VERSION_RANGE = "InvalidVersionRange"
+
+
+class RollbackReason(StrEnum):
+    """The Rollback condition: True while planned (the plan waits for a person), False when
+    refused (the message says why and nothing was planned)."""
+
+    ROLLBACK_PLANNED = "RollbackPlanned"
+    ROLLBACK_REFUSED = "RollbackRefused"
+    ROLLED_BACK = "RolledBack"

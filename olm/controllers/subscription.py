@@ -33,6 +33,7 @@ from olm.kube.protocol import KubeGateway
 from olm.metrics.counters import COUNTERS
 from olm.subscription.decide import creation_failed, decide
 from olm.subscription.plans import PLAN_NAME_PREFIX, reusable
+from olm.subscription.resolve import rollback_target
 from olm.subscription.snapshot import (
     LoadedCatalog,
     NamespaceEvent,
@@ -78,6 +79,8 @@ class SubscriptionController:
             key: LoadedCatalog(cached.catalog, cached.priority)
             for key, cached in self.cache.in_scope(namespace).items()
         }
+        subscriptions = self.store.items("subscription", namespace)
+        rollback = any(rollback_target(s) for s in subscriptions)
         return Snapshot(
             namespace=namespace,
             namespace_object=self.store.get("namespace", "", namespace),
@@ -98,6 +101,7 @@ class SubscriptionController:
             ),
             now=datetime.datetime.now(datetime.UTC),
             operator_groups=tuple(self.store.items("operatorgroup", namespace)),
+            crds={c["metadata"]["name"]: c for c in self.store.items("crd")} if rollback else {},
         )
 
     # ----- reconcile -----------------------------------------------------------------------------

@@ -68,6 +68,7 @@ class Wanted:
     starting_csv: str = ""
     installed_csv: str = ""
     version_range: str = ""  # olm-py's olm-py.io/version-range annotation ("" without one)
+    rollback_to: str = ""  # olm-py's olm-py.io/rollback-to annotation (`olm rollback`)
 
 
 @dataclass

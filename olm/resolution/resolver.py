@@ -120,6 +120,8 @@ class Resolver:
             )
         pool = [c for c in in_source if not wanted.channel or c.channel == wanted.channel]
         installed = next((i for i in self.installed if i.csv == wanted.installed_csv), None)
+        if wanted.rollback_to and installed is not None and installed.csv != wanted.rollback_to:
+            return self._rollback(wanted, in_source)
         if wanted.version_range:  # olm-py's version range (beyond OLM)
             narrowed, reason = restrict(wanted, pool, installed is not None)
             if reason:
@@ -325,6 +327,22 @@ class Resolver:
             if isinstance(choice, Candidate) and self._key(choice) not in named:
                 decision.dependencies.append(choice)
         return decision
+
+    def _rollback(self, wanted: Wanted, in_source: list[Candidate]) -> tuple[list[Choice], str]:
+        """`olm rollback`: the named earlier bundle of the package, from any channel of the
+        catalog (the subscribed one first), whatever the version range says."""
+        found = sorted(
+            (c for c in in_source if c.bundle == wanted.rollback_to),
+            key=lambda c: (c.channel != wanted.channel, not c.default_channel, c.channel),
+        )
+        if found:
+            return [found[0]], ""
+        return [], (
+            f"the rollback target {wanted.rollback_to} is in no channel of package "
+            f'"{wanted.package}" in catalog "{wanted.source_namespace}/{wanted.source}", so it '
+            "cannot be installed again. Name a CSV the catalog has: olm rollback "
+            f"{wanted.name} -n NAMESPACE --to CSV"
+        )
 
     def _channel_pool(self, wanted: Wanted) -> list[Candidate]:
         """The bundles of the Subscription's package and catalog, in its channel if it names one."""

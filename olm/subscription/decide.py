@@ -22,12 +22,11 @@ nothing; nothing but status is written in a terminating namespace.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api.installplan import Approval, ConditionStatus, InstallPlanPhase
-from olm.api.planpolicy import SHARED_PLAN_ANNOTATION
 from olm.api.subscription import (
     RESOLUTION_FAILED_EVENT,
     SubscriptionConditionType,
@@ -35,18 +34,22 @@ from olm.api.subscription import (
     SubscriptionState,
 )
 from olm.api.versionpolicy import OlmPyConditionType
-from olm.installplan.steps import Step, subscription_step
+from olm.installplan.steps import Step
 from olm.resolution.model import Candidate, Installed
 from olm.subscription import plans as ip
 from olm.subscription import separate
-from olm.subscription.policies import auto_approve, version_held
+from olm.subscription.bundlesteps import Failures, named, plan_steps
+from olm.subscription.policies import (
+    annotate_new_plan,
+    auto_approve,
+    is_rollback,
+    rollback_condition,
+    version_held,
+)
 from olm.subscription.resolve import (
     Resolution,
     catalogs_known,
     resolve,
-    steps_for,
-    unpack_failure,
-    unpack_pending,
     unpack_request,
     version_range_of,
 )
@@ -92,9 +95,6 @@ class Resolved:
     plan_statuses: list[PlanStatusWrite] = field(default_factory=list)
     events: list[NamespaceEvent] = field(default_factory=list)
     unpacks: list[UnpackRequest] = field(default_factory=list)
-
-
-Failures = dict[str, tuple[SubscriptionReason, str]]  # subscription -> ResolutionFailed
 
 
 def _choose(
@@ -154,90 +154,6 @@ def _unpacks(
     return sorted({r for r in found if r is not None}, key=lambda r: (r.namespace, r.name, r.image))
 
 
-def _steps(
-    snapshot: Snapshot,
-    moved: dict[str, Candidate],
-    needed: Sequence[Candidate],
-    outcome: Resolution,
-    failures: Failures,
-) -> tuple[list[str], list[Step], list[tuple[str, list[Step]]]]:
-    """(CSV names, their steps, (dependency, its steps)); Subscriptions whose bundle cannot
-    be planned (yet: its image is being unpacked) leave `moved` for `failures`."""
-    names, steps = [], []
-    for name, candidate in list(moved.items()):
-        pending = unpack_pending(snapshot, candidate)
-        if pending:
-            failures[name] = (SubscriptionReason.UNPACKING_IN_PROGRESS, pending)
-            del moved[name]
-            continue
-        found, problem = steps_for(snapshot, candidate, outcome.installed.get(name, ""))
-        if problem:
-            failures[name] = (
-                (SubscriptionReason.BUNDLE_UNPACK_FAILED, problem)
-                if unpack_failure(snapshot, candidate)
-                else (
-                    SubscriptionReason.ERROR_PREVENTED_RESOLUTION,
-                    f"Subscription {name} cannot be resolved: {problem}",
-                )
-            )
-            del moved[name]
-            continue
-        names.append(candidate.bundle)
-        steps += found
-    dependencies: list[tuple[str, list[Step]]] = []
-    subscribed = {
-        (
-            str(spec.get("name") or ""),
-            str(spec.get("source") or ""),
-            str(spec.get("sourceNamespace") or ""),
-        )
-        for spec in ((s.get("spec") or {}) for s in snapshot.subscriptions)
-    }
-    for dependency in needed if moved else []:
-        pending = unpack_pending(snapshot, dependency)
-        if pending:
-            for name in moved:
-                failures[name] = (
-                    SubscriptionReason.UNPACKING_IN_PROGRESS,
-                    f"{pending}, a dependency",
-                )
-            moved.clear()
-            return [], [], []
-        found, problem = steps_for(snapshot, dependency)
-        if problem:
-            unpack = bool(unpack_failure(snapshot, dependency))
-            for name in moved:
-                failures[name] = (
-                    (SubscriptionReason.BUNDLE_UNPACK_FAILED, f"its dependency's {problem}")
-                    if unpack
-                    else (
-                        SubscriptionReason.ERROR_PREVENTED_RESOLUTION,
-                        f"Subscription {name} cannot be resolved: its dependency {problem}",
-                    )
-                )
-            moved.clear()
-            return [], [], []
-        if _subscription_key(dependency) not in subscribed:
-            # Nobody subscribed to it: the plan subscribes, as OLM's resolver does.
-            source = (dependency.source.name, dependency.source.namespace)
-            found = [
-                *found,
-                subscription_step(
-                    snapshot.namespace,
-                    dependency.package,
-                    dependency.channel,
-                    source,
-                    dependency.bundle,
-                ),
-            ]
-        dependencies.append((dependency.bundle, found))
-    return names, steps, dependencies
-
-
-def _subscription_key(candidate: Candidate) -> tuple[str, str, str]:
-    return (candidate.package, candidate.source.name, candidate.source.namespace)
-
-
 def _one_plan(
     snapshot: Snapshot,
     result: Resolved,
@@ -266,11 +182,14 @@ def _one_plan(
     steps = [*steps, *(step for _, found in dependencies for step in found)]
     if reused is None:
         approval = ip.approval(subscriptions)
+        # `olm rollback`: a person reads and approves a rollback, whatever the approval mode.
+        back = {n: c for n, c in moved.items() if is_rollback(named(snapshot, n), c)}
+        if back:
+            approval = Approval.MANUAL
         generation = ip.next_generation(plans, subscriptions)
         body = ip.new_plan_body(snapshot.namespace, subscriptions, every, generation, approval)
-        if group.shared_because:
-            body["metadata"]["annotations"] = {SHARED_PLAN_ANNOTATION: group.shared_because}
-        if approval == Approval.MANUAL:  # olm-py's auto-approve policies (beyond OLM)
+        annotate_new_plan(body, group.shared_because, back, result.statuses)
+        if approval == Approval.MANUAL and not back:  # olm-py's auto-approve (beyond OLM)
             result.events += auto_approve(
                 snapshot, result.statuses, moved, body, every[len(names) :]
             )
@@ -369,7 +288,9 @@ def _resolve_namespace(
     reused: set[str] = set()
     for group in separate.groups(moved, outcome.decision.dependencies, split):
         part = {name: moved[name] for name in group.subscriptions}
-        names, steps, dependencies = _steps(snapshot, part, group.dependencies, outcome, failures)
+        names, steps, dependencies = plan_steps(
+            snapshot, part, group.dependencies, outcome, failures
+        )
         found = (
             _one_plan(snapshot, result, part, names, steps, dependencies, group) if part else None
         )
@@ -486,6 +407,7 @@ def decide(snapshot: Snapshot) -> Plan:
             status["conditions"] = remove_conditions(
                 status.get("conditions") or [], OlmPyConditionType.VERSION_HELD
             )
+        rollback_condition(subscription, status, snapshot.now)
         write = _status_write(subscription, status, snapshot)
         if write is not None:
             plan.statuses.append(write)

@@ -1,9 +1,11 @@
 """olm-py's version policies (beyond OLM) applied to one namespace's decision.
 
-Two annotations of a Subscription (olm.api.versionpolicy) reach the Subscription controller's
-decision here: `olm-py.io/auto-approve` approves a new Manual InstallPlan that stays within its
-step size (olm.subscription.autoapprove), and `olm-py.io/version-range`, already applied by the
-resolver (olm.resolution.versionrange), is said on the Subscription as its VersionHeld
+Three annotations of a Subscription (olm.api.versionpolicy) reach the Subscription
+controller's decision here: `olm-py.io/auto-approve` approves a new Manual InstallPlan that
+stays within its step size (olm.subscription.autoapprove); `olm-py.io/version-range`, already
+applied by the resolver (olm.resolution.versionrange), is said on the Subscription as its
+VersionHeld condition; `olm-py.io/rollback-to` (`olm rollback`), chosen by the resolver, is
+checked here (a CRD written back must keep every stored version) and said in the Rollback
 condition.
 
 Invariants: pure; without either annotation nothing here changes a status, a plan or an Event.
@@ -11,19 +13,28 @@ Invariants: pure; without either annotation nothing here changes a status, a pla
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from olm.api.installplan import ConditionStatus
+from olm.api.planpolicy import SHARED_PLAN_ANNOTATION
+from olm.api.subscription import SubscriptionConditionType
 from olm.api.versionpolicy import (
     INVALID_VERSION_RANGE_EVENT,
+    ROLLBACK_PLAN_ANNOTATION,
+    VERSION_RANGE_ANNOTATION,
     OlmPyConditionType,
+    RollbackReason,
     VersionHeldReason,
 )
+from olm.installplan.crdsafety import stored_versions_problem
+from olm.installplan.steps import Step
 from olm.resolution.model import Candidate
 from olm.subscription.autoapprove import Move, approve_new_plan
+from olm.subscription.resolve import rollback_target
 from olm.subscription.snapshot import NamespaceEvent, Snapshot
-from olm.subscription.status import find, set_condition
+from olm.subscription.status import find, remove_conditions, set_condition
 
 WARNING = "Warning"
 
@@ -78,3 +89,89 @@ def version_held(
         if invalid and (before is None or before.get("message") != message):
             events.append(NamespaceEvent(WARNING, INVALID_VERSION_RANGE_EVENT, message))
     return events
+
+
+def annotate_new_plan(
+    body: dict[str, Any],
+    shared_because: str,
+    rollbacks: Mapping[str, Candidate],
+    statuses: Mapping[str, Mapping[str, Any]],
+) -> None:
+    """What olm-py's opt-ins say on a new plan: why Subscriptions share it (plan per
+    Subscription), which it moves back (`olm rollback`). Nothing without them."""
+    annotations = {}
+    if shared_because:
+        annotations[SHARED_PLAN_ANNOTATION] = shared_because
+    if rollbacks:
+        annotations[ROLLBACK_PLAN_ANNOTATION] = "; ".join(
+            f"{name}: {statuses[name].get('installedCSV')} -> {to.bundle}"
+            for name, to in rollbacks.items()
+        )
+    if annotations:
+        body["metadata"].setdefault("annotations", {}).update(annotations)
+
+
+# ----- olm rollback ------------------------------------------------------------------------------
+
+
+def is_rollback(subscription: Mapping[str, Any], to: Candidate) -> bool:
+    target = rollback_target(subscription)
+    return bool(target) and to.bundle == target
+
+
+def rollback_problem(snapshot: Snapshot, steps: Sequence[Step]) -> str:
+    """Why the rollback's steps may not run ("" when safe): a CRD they would write back
+    without a version its existing objects are stored at (the upgrade's own check)."""
+    for step in steps:
+        manifest = step.manifest
+        if manifest.get("kind") != "CustomResourceDefinition":
+            continue
+        existing = snapshot.crds.get(str(manifest["metadata"]["name"]))
+        if existing is None:
+            continue
+        problem = stored_versions_problem(dict(existing), manifest)
+        if problem:
+            return f"rolling back to {step.resolving} is unsafe: {problem}"
+    return ""
+
+
+def rollback_condition(
+    subscription: Mapping[str, Any], status: dict[str, Any], now: datetime.datetime
+) -> None:
+    """The Subscription's Rollback condition from where it stands (absent without a request)."""
+    conditions = status.get("conditions") or []
+    target = rollback_target(subscription)
+    if not target:
+        status["conditions"] = remove_conditions(conditions, OlmPyConditionType.ROLLBACK)
+        return
+    meta = subscription["metadata"]
+    name, namespace = meta["name"], meta.get("namespace", "")
+    installed, current = status.get("installedCSV"), status.get("currentCSV")
+    plan = str((status.get("installPlanRef") or {}).get("name") or "")
+    failed = find(conditions, SubscriptionConditionType.RESOLUTION_FAILED)
+    if installed == target:
+        wanted = (
+            ConditionStatus.TRUE,
+            RollbackReason.ROLLED_BACK,
+            f"{name} is back on {target}; its {VERSION_RANGE_ANNOTATION} annotation holds it "
+            "there (change or remove it to upgrade again)",
+        )
+    elif current == target and plan:
+        wanted = (
+            ConditionStatus.TRUE,
+            RollbackReason.ROLLBACK_PLANNED,
+            f"InstallPlan {plan} moves {name} from {installed} back to {target}. Read it: olm "
+            f"plan show {plan} -n {namespace}; approve it: kubectl patch installplan {plan} -n "
+            f'{namespace} --type merge -p \'{{"spec":{{"approved":true}}}}\'',
+        )
+    elif failed is not None:
+        wanted = (
+            ConditionStatus.FALSE,
+            RollbackReason.ROLLBACK_REFUSED,
+            str(failed.get("message") or ""),
+        )
+    else:
+        return  # not decided yet
+    status["conditions"] = set_condition(
+        conditions, OlmPyConditionType.ROLLBACK, wanted[0], wanted[1].value, wanted[2], now
+    )

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from olm.api.versionpolicy import VERSION_RANGE_ANNOTATION
+from olm.api.versionpolicy import ROLLBACK_ANNOTATION, VERSION_RANGE_ANNOTATION
 from olm.catalogsource.source import BUNDLE_UNPACK_RULE
 from olm.installplan.steps import Step, plan_bundle
 from olm.resolution.catalogs import candidates
@@ -198,6 +198,7 @@ def resolve(snapshot: Snapshot, statuses: Mapping[str, Mapping[str, Any]]) -> Re
             str(_spec(s).get("startingCSV") or ""),
             installed_of.get(s["metadata"]["name"], ""),
             version_range_of(s),
+            rollback_target(s),
         )
         for s in snapshot.subscriptions
     ]
@@ -209,6 +210,12 @@ def version_range_of(subscription: Obj) -> str:
     """olm-py's version range annotation ("" without one): olm.api.versionpolicy."""
     annotations = (subscription.get("metadata") or {}).get("annotations") or {}
     return str(annotations.get(VERSION_RANGE_ANNOTATION) or "")
+
+
+def rollback_target(subscription: Obj) -> str:
+    """The CSV `olm rollback` asked to go back to ("" without one): olm.api.versionpolicy."""
+    annotations = (subscription.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(ROLLBACK_ANNOTATION) or "").strip()
 
 
 def _planned_package(name: str, snapshot: Snapshot, bundle_package: Mapping[str, str]) -> str:

@@ -92,6 +92,8 @@ class Snapshot:
     now: datetime.datetime
     # The namespace's OperatorGroups: only their annotations are read here (olm-py's opt-ins).
     operator_groups: tuple[Mapping[str, Any], ...] = ()
+    # CRDs by name, read only for `olm rollback`'s safety check (empty unless one is asked).
+    crds: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def terminating(self) -> bool:

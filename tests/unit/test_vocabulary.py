@@ -156,7 +156,7 @@ def test_version_range_says_itself_in_olm_pys_own_condition() -> None:
     )
 
     assert VERSION_RANGE_ANNOTATION == "olm-py.io/version-range"
-    assert [c.value for c in OlmPyConditionType] == ["VersionHeld"]
+    assert [c.value for c in OlmPyConditionType] == ["VersionHeld", "Rollback"]
     # never one of OLM's own condition types: OLM's tools read those
     assert not {c.value for c in OlmPyConditionType} & {c.value for c in SubscriptionConditionType}
     assert {r.value for r in VersionHeldReason} == {
@@ -172,3 +172,15 @@ def test_plan_per_subscription_annotations_are_olm_pys() -> None:
 
     assert PLAN_PER_SUBSCRIPTION_ANNOTATION == "olm-py.io/plan-per-subscription"
     assert SHARED_PLAN_ANNOTATION == "olm-py.io/shared-plan"
+
+
+def test_rollback_vocabulary_is_olm_pys() -> None:
+    from olm.api.versionpolicy import (
+        ROLLBACK_ANNOTATION,
+        ROLLBACK_PLAN_ANNOTATION,
+        RollbackReason,
+    )
+
+    assert ROLLBACK_ANNOTATION == "olm-py.io/rollback-to"
+    assert ROLLBACK_PLAN_ANNOTATION == "olm-py.io/rollback"
+    assert {r.value for r in RollbackReason} == {"RollbackPlanned", "RollbackRefused", "RolledBack"}

@@ -106,3 +106,49 @@ def test_removing_the_range_removes_the_condition() -> None:
     decision = decide(world([subscription(status=status)], csvs=[csv(V2)], plans=[plan]))
     [write] = decision.statuses
     assert "VersionHeld" not in conditions(write.status)
+
+
+def rolled_from_v2(crds: dict[str, Any] | None = None) -> Any:
+    import dataclasses
+
+    plan = install_plan("install-aaaaa", [V2], "Complete")
+    status = {"currentCSV": V2, "installedCSV": V2, "state": "AtLatestKnown", **reference(plan)}
+    sub = annotated(
+        subscription(status=status, installPlanApproval="Automatic"),
+        rollback_to=V1,
+        version_range="0.0.1",
+    )
+    snapshot = world([sub], csvs=[csv(V2, replaces=V1)], plans=[plan])
+    return dataclasses.replace(snapshot, crds=crds or {})
+
+
+def test_a_rollback_is_one_manual_plan_back_to_the_earlier_csv_whatever_the_approval() -> None:
+    decision = decide(rolled_from_v2())
+    assert decision.create is not None
+    body = decision.create.body
+    assert body["spec"]["clusterServiceVersionNames"] == [V1]
+    assert (body["spec"]["approval"], body["spec"]["approved"]) == ("Manual", False)
+    assert body["metadata"]["annotations"]["olm-py.io/rollback"] == f"memcached: {V2} -> {V1}"
+    [csv_step] = [
+        s
+        for s in decision.create.status["plan"]
+        if s["resource"]["kind"] == "ClusterServiceVersion"
+    ]
+    assert f'"replaces":"{V2}"' in csv_step["resource"]["manifest"]  # V1 replaces V2
+
+
+def test_a_rollback_that_would_drop_a_stored_crd_version_is_refused_and_said() -> None:
+    stored = {
+        "memcacheds.cache.example.com": {
+            "metadata": {"name": "memcacheds.cache.example.com"},
+            "spec": {"versions": [{"name": "v1alpha1"}, {"name": "v1beta1"}]},
+            "status": {"storedVersions": ["v1alpha1", "v1beta1"]},
+        }
+    }
+    decision = decide(rolled_from_v2(stored))
+    assert decision.create is None
+    [write] = decision.statuses
+    refused = conditions(write.status)["Rollback"]
+    assert (refused["status"], refused["reason"]) == ("False", "RollbackRefused")
+    assert "cannot be rolled back" in refused["message"] and "v1beta1" in refused["message"]
+    assert write.status["installedCSV"] == V2
