@@ -13,7 +13,8 @@ Per CRD step, against the live CRD (None: the plan creates it):
   olm.installplan.crdsafety.crd_upgrade_problem, the very check the InstallPlan runs before
   it updates the CRD (no stored version dropped; every existing object of a version served
   before and after validates against the new schema). `objects_read` says whether the
-  caller listed the objects; when it did not, only the stored-versions half is judged.
+  caller listed the objects of every version the check needs; when it did not, only the
+  stored-versions half is judged, and the preview says the objects were not checked.
 
 Invariant: pure; the CRDs and objects given are never changed.
 """
@@ -24,7 +25,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from olm.installplan.crdsafety import crd_upgrade_problem, stored_versions_problem
+from olm.installplan.crdsafety import (
+    crd_upgrade_problem,
+    stored_versions_problem,
+    versions_to_check,
+)
 
 PRESERVE_UNKNOWN = "x-kubernetes-preserve-unknown-fields"
 CustomResources = Mapping[tuple[str, str], list[dict[str, Any]]]
@@ -138,7 +143,11 @@ def crd_change(
         for version in before
         if custom_resources is not None and (name, version) in custom_resources
     )
-    if custom_resources is not None:
+    # Every version the check needs listed, or the check of objects is not claimed at all.
+    objects_read = custom_resources is not None and all(
+        (name, v) in custom_resources for v in versions_to_check(dict(live), dict(new))
+    )
+    if custom_resources is not None and objects_read:
         problem = crd_upgrade_problem(live, new, custom_resources)
     else:
         problem = stored_versions_problem(dict(live), dict(new))
@@ -153,7 +162,7 @@ def crd_change(
         ),
         fields_removed=tuple(removed_fields),
         objects=objects,
-        objects_read=custom_resources is not None,
+        objects_read=objects_read,
         problem=problem,
     )
 

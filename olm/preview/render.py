@@ -42,8 +42,9 @@ def _rule_line(change: RuleChange) -> str:
 def _crd_lines(crd: CrdChange) -> list[str]:
     if crd.created:
         return [f"  CRD {crd.name}: created (versions {', '.join(crd.versions_added) or '-'})"]
+    checked = "existing objects validate" if crd.objects_read else "existing objects not read"
     if not crd.changed:
-        return [f"  CRD {crd.name}: unchanged versions and fields; existing objects fit"]
+        return [f"  CRD {crd.name}: versions and fields unchanged; upgrade safety ok ({checked})"]
     out = [f"  CRD {crd.name}:"]
     if crd.versions_added:
         out.append(f"      versions added: {', '.join(crd.versions_added)}")
@@ -62,14 +63,13 @@ def _crd_lines(crd: CrdChange) -> list[str]:
         out.append(f"      storage version: {crd.storage[0] or '-'} -> {crd.storage[1] or '-'}")
     for version, path in crd.fields_removed:
         out.append(f"!     field removed: {version} {path}")
-    if crd.objects_read:
-        existing = ", ".join(f"{v}: {n}" for v, n in crd.objects) or "none"
+    if crd.objects:
+        existing = ", ".join(f"{v}: {n}" for v, n in crd.objects)
         out.append(f"      existing objects: {existing}")
     if crd.problem:
         out.append(f"!     unsafe: {crd.problem}")
     else:
-        checked = "existing objects validate" if crd.objects_read else "stored versions kept"
-        out.append(f"      upgrade safety: ok ({checked})")
+        out.append(f"      upgrade safety: ok (stored versions kept; {checked})")
     return out
 
 
