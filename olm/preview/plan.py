@@ -12,7 +12,8 @@ InstallPlan controller reads them) against what the cluster has (`Snapshot`):
   deleted once its successor succeeds, and with it (garbage collector) the Deployments and the
   generated RBAC (olm.installplan.steps.rbac_for) the new CSV does not bring again.
 `Preview.flags` are what a person must not miss (olm.api.preview.Flag); `summary` is the
-compact JSON of the `olm-py.io/preview-summary` annotation, `as_json` the full `-o json`.
+compact JSON of the `olm-py.io/preview-summary` annotation (written once by the InstallPlan
+controller, `needs_summary`), `as_json` the full `-o json`.
 
 Invariants: pure (reads only its arguments, changes none); the same snapshot gives the same
 preview, in the plan's step order.
@@ -25,7 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from olm.api.preview import Change, Count, Flag, RuleFlag
+from olm.api.installplan import DONE_STEP_STATUSES, InstallPlanPhase
+from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION, Change, Count, Flag, RuleFlag
+from olm.installplan.handmade import owned_by_subscription
 from olm.installplan.stepref import CRD_KIND, CSV_KIND, Ref, step_manifest, step_ref
 from olm.installplan.steps import rbac_for
 from olm.preview.crds import CrdChange, CustomResources, crd_change
@@ -219,6 +222,21 @@ def preview(snapshot: Snapshot) -> Preview:
         deployments=tuple(deployments),
         objects=(*objects, *deleted),
         notes=tuple(notes),
+    )
+
+
+def needs_summary(plan: Mapping[str, Any]) -> bool:
+    """Should the InstallPlan controller annotate `plan` with its summary? Once, for a plan a
+    Subscription made, listing steps, not yet run (waiting for approval, or Installing with no
+    step done): afterwards a preview would compare the plan with its own results."""
+    meta, status = plan.get("metadata") or {}, plan.get("status") or {}
+    steps = [e for e in status.get("plan") or [] if isinstance(e, Mapping)]
+    return (
+        PREVIEW_SUMMARY_ANNOTATION not in (meta.get("annotations") or {})
+        and owned_by_subscription(plan)
+        and status.get("phase") in (InstallPlanPhase.REQUIRES_APPROVAL, InstallPlanPhase.INSTALLING)
+        and bool(steps)
+        and not any(e.get("status") in DONE_STEP_STATUSES for e in steps)
     )
 
 
