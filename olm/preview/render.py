@@ -10,6 +10,7 @@ Invariant: pure (a preview in, lines out).
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 
 from olm.api.preview import Change, Flag, RuleFlag, RuleScope
 from olm.preview.crds import CrdChange
@@ -90,6 +91,21 @@ def _deployment_lines(deployment: DeploymentChange) -> list[str]:
     return out
 
 
+def _section(title: str, body: list[str], empty: str) -> list[str]:
+    return ["", title, *(body or [f"  {empty}"])]
+
+
+def _rbac_lines(changes: Sequence[RuleChange]) -> list[str]:
+    accounts: dict[tuple[str, str], list[RuleChange]] = {}
+    for change in changes:
+        accounts.setdefault((change.csv, change.service_account), []).append(change)
+    out: list[str] = []
+    for (csv, account), listed in accounts.items():
+        out.append(f"  ServiceAccount {account or '(none)'} of {csv}:")
+        out.extend(f"  {_rule_line(c)}" for c in listed)
+    return out
+
+
 def lines(result: Preview) -> list[str]:
     approved = "approved" if result.approved else "not approved"
     out = [
@@ -102,44 +118,26 @@ def lines(result: Preview) -> list[str]:
     )
     counts = ", ".join(f"{k.value} {v}" for k, v in result.counts.items())
     out.append(f"  ({counts})")
-    out.append("")
-    out.append("ClusterServiceVersions:")
-    for upgrade in result.upgrades:
-        what = f"replaces {upgrade.replaces}" if upgrade.replaces else "a fresh install"
-        out.append(f"  {upgrade.csv}: {what}")
-    if not result.upgrades:
-        out.append("  none")
-    out.append("")
-    out.append(
+    upgrades = [
+        f"  {u.csv}: {f'replaces {u.replaces}' if u.replaces else 'a fresh install'}"
+        for u in result.upgrades
+    ]
+    out += _section("ClusterServiceVersions:", upgrades, "none")
+    rbac = (
         f"RBAC ({len(result.rbac.granted)} granted, {len(result.rbac.revoked)} revoked, "
         f"{result.rbac.unchanged} unchanged):"
     )
-    accounts: dict[tuple[str, str], list[RuleChange]] = {}
-    for change in result.rbac.changes:
-        accounts.setdefault((change.csv, change.service_account), []).append(change)
-    for (csv, account), changes in accounts.items():
-        out.append(f"  ServiceAccount {account or '(none)'} of {csv}:")
-        out.extend(f"  {_rule_line(c)}" for c in changes)
-    if not accounts:
-        out.append("  no rule granted or revoked")
-    out.append("")
-    out.append("CRDs:")
-    for crd in result.crds:
-        out.extend(_crd_lines(crd))
-    if not result.crds:
-        out.append("  none in this plan")
-    out.append("")
-    out.append("Deployments:")
-    for deployment in result.deployments:
-        out.extend(_deployment_lines(deployment))
-    if not result.deployments:
-        out.append("  unchanged")
-    out.append("")
-    out.append("Objects:")
-    for obj in result.objects:
-        where = f"{obj.namespace}/" if obj.namespace else ""
-        why = f" ({obj.why})" if obj.why else ""
-        out.append(f"  {obj.change.value:6} {obj.kind} {where}{obj.name}{why}")
+    out += _section(rbac, _rbac_lines(result.rbac.changes), "no rule granted or revoked")
+    crds = [line for crd in result.crds for line in _crd_lines(crd)]
+    out += _section("CRDs:", crds, "none in this plan")
+    deployments = [line for d in result.deployments for line in _deployment_lines(d)]
+    out += _section("Deployments:", deployments, "unchanged")
+    objects = [
+        f"  {o.change.value:6} {o.kind} {f'{o.namespace}/' if o.namespace else ''}{o.name}"
+        + (f" ({o.why})" if o.why else "")
+        for o in result.objects
+    ]
+    out += _section("Objects:", objects, "none")
     if result.notes:
         out.append("")
         out.extend(f"note: {note}" for note in result.notes)

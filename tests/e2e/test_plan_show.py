@@ -28,6 +28,7 @@ from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import operator_group, wait_phase
 from tests.e2e.test_catalog_updates import Server, catalog_source
 from tests.e2e.test_subscriptions import approve, plan_for, subscribe
+from tests.e2e.test_uninstall import memcached
 
 pytestmark = pytest.mark.e2e
 
@@ -60,6 +61,19 @@ def waiting_plan(plane: ControlPlane, namespace: str, csv: str) -> dict[str, Any
         return plan if (plan.get("status") or {}).get("phase") == "RequiresApproval" else None
 
     found: dict[str, Any] = wait_for(waiting, timeout=STEP_TIMEOUT, what=f"{name} RequiresApproval")
+    return found
+
+
+def summary_annotation(plane: ControlPlane, namespace: str, name: str) -> dict[str, Any]:
+    """The plan's olm-py.io/preview-summary annotation, once olm-py has written it."""
+
+    def written() -> str | None:
+        plan = plane.get_json(INSTALL_PLAN, name, "-n", namespace)
+        return (plan["metadata"].get("annotations") or {}).get(SUMMARY)
+
+    found: dict[str, Any] = json.loads(
+        wait_for(written, timeout=STEP_TIMEOUT, what=f"the {SUMMARY} annotation")
+    )
     return found
 
 
@@ -115,14 +129,7 @@ def test_the_upgrade_plan_lists_the_image_change_and_no_rbac_change(
     assert crd["safe"] and crd["versionsRemoved"] == []
 
     # The plan itself carries the summary (olm-py wrote it when it was made).
-    annotation = wait_for(
-        lambda: (
-            plane.get_json(INSTALL_PLAN, name, "-n", namespace)["metadata"].get("annotations") or {}
-        ).get(SUMMARY),
-        timeout=STEP_TIMEOUT,
-        what=f"the {SUMMARY} annotation",
-    )
-    assert json.loads(annotation) == shown["summary"]
+    assert summary_annotation(plane, namespace, name) == shown["summary"]
 
 
 def write_crafted_catalog(directory: Path) -> None:
@@ -156,21 +163,7 @@ def test_a_cluster_wide_secrets_rule_and_a_dropped_stored_version_are_flagged(
         second = install_first(plane, namespace, source="updating", sourceNamespace=namespace)
     finally:
         server.stop()
-    plane.kubectl(
-        "apply",
-        "-n",
-        namespace,
-        "-f",
-        "-",
-        stdin=json.dumps(
-            {
-                "apiVersion": "cache.example.com/v1alpha1",
-                "kind": "Memcached",
-                "metadata": {"name": "cache-a"},
-                "spec": {"size": 1},
-            }
-        ),
-    )
+    memcached(plane, namespace, "cache-a")  # stored as v1alpha1, the version 0.0.2 drops
     name = second["metadata"]["name"]
 
     shown = json.loads(plan_show(plane, namespace, name, "-o", "json"))
@@ -192,13 +185,5 @@ def test_a_cluster_wide_secrets_rule_and_a_dropped_stored_version_are_flagged(
     assert "! + granted  cluster-wide get, list, watch on secrets (core)" in text
     assert "!     version removed: v1alpha1 (in use: a stored version" in text
     assert "!     unsafe: risk of data loss" in text
-    annotation = wait_for(
-        lambda: (
-            plane.get_json(INSTALL_PLAN, name, "-n", namespace)["metadata"].get("annotations") or {}
-        ).get(SUMMARY),
-        timeout=STEP_TIMEOUT,
-        what=f"the {SUMMARY} annotation",
-    )
-    assert {"widensRBAC", "clusterWide", "crdVersionRemoved"} <= set(
-        json.loads(annotation)["flags"]
-    )
+    flagged = summary_annotation(plane, namespace, name)["flags"]
+    assert {"widensRBAC", "clusterWide", "crdVersionRemoved", "crdUnsafe"} <= set(flagged)

@@ -4,14 +4,12 @@ it says when it cannot read (the real API server: tests/e2e/test_plan_show.py)."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from olm.kube.errors import GatewayError
 from olm.kube.fake import FakeGateway
-from olm.kube.resources import RESOURCES, register_resource
 from olm.planshow.run import PlanShowError, show
 from tests.unit.installplan.plans import (
     NEW,
@@ -23,6 +21,7 @@ from tests.unit.installplan.plans import (
     install_plan,
     manifest,
 )
+from tests.unit.uninstall.test_run import memcached_kind  # noqa: F401 (autouse: Memcacheds listed)
 
 OPS = "operators.coreos.com/v1alpha1"
 
@@ -56,16 +55,6 @@ def world(size: int = 3) -> list[dict[str, Any]]:
             "spec": {"size": size},
         },
     ]
-
-
-@pytest.fixture(autouse=True)
-def memcached_kind() -> Iterator[None]:
-    key = ("cache.example.com/v1alpha1", "Memcached")
-    known = key in RESOURCES
-    register_resource(*key, "memcacheds", True)
-    yield
-    if not known:
-        RESOURCES.pop(key, None)
 
 
 def test_the_upgrade_is_shown_and_nothing_is_written() -> None:
