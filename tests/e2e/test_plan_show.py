@@ -161,29 +161,27 @@ def test_a_cluster_wide_secrets_rule_and_a_dropped_stored_version_are_flagged(
     try:
         catalog_source(plane, namespace, server.port)
         second = install_first(plane, namespace, source="updating", sourceNamespace=namespace)
+        memcached(plane, namespace, "cache-a")  # stored as v1alpha1, the version 0.0.2 drops
+        name = second["metadata"]["name"]
+
+        shown = json.loads(plan_show(plane, namespace, name, "-o", "json"))
+        flags = set(shown["summary"]["flags"])
+        assert {"widensRBAC", "clusterWide", "sensitive", "crdVersionRemoved", "crdUnsafe"} <= flags
+        (granted,) = [r for r in shown["rbac"]["rules"] if r["change"] == "granted"]
+        assert granted["scope"] == "Cluster" and granted["rule"] == SECRETS
+        assert granted["flags"] == ["cluster-wide", "sensitive", "widens"]
+        (crd,) = shown["crds"]
+        assert crd["versionsRemoved"] == crd["versionsRemovedInUse"] == ["v1alpha1"]
+        assert crd["versionsAdded"] == ["v1beta1"] and crd["safe"] is False
+        assert "removes version v1alpha1 that is listed as a stored version" in crd["problem"]
+        assert crd["existingObjects"]["v1alpha1"] >= 1
+
+        text = plan_show(plane, namespace, name)
+        assert "Summary: widens RBAC; grants cluster-wide rights; grants sensitive rights" in text
+        assert "! + granted  cluster-wide get, list, watch on secrets (core)" in text
+        assert "!     version removed: v1alpha1 (in use: a stored version" in text
+        assert "!     unsafe: risk of data loss" in text
+        flagged = summary_annotation(plane, namespace, name)["flags"]
+        assert {"widensRBAC", "clusterWide", "crdVersionRemoved", "crdUnsafe"} <= set(flagged)
     finally:
         server.stop()
-    memcached(plane, namespace, "cache-a")  # stored as v1alpha1, the version 0.0.2 drops
-    name = second["metadata"]["name"]
-
-    shown = json.loads(plan_show(plane, namespace, name, "-o", "json"))
-    flags = shown["summary"]["flags"]
-    assert {"widensRBAC", "clusterWide", "sensitive", "crdVersionRemoved", "crdUnsafe"} <= set(
-        flags
-    )
-    (granted,) = [r for r in shown["rbac"]["rules"] if r["change"] == "granted"]
-    assert granted["scope"] == "Cluster" and granted["rule"] == SECRETS
-    assert granted["flags"] == ["cluster-wide", "sensitive", "widens"]
-    (crd,) = shown["crds"]
-    assert crd["versionsRemoved"] == ["v1alpha1"] and crd["versionsRemovedInUse"] == ["v1alpha1"]
-    assert crd["versionsAdded"] == ["v1beta1"] and crd["safe"] is False
-    assert "removes version v1alpha1 that is listed as a stored version" in crd["problem"]
-    assert crd["existingObjects"]["v1alpha1"] >= 1
-
-    text = plan_show(plane, namespace, name)
-    assert "Summary: widens RBAC; grants cluster-wide rights; grants sensitive rights" in text
-    assert "! + granted  cluster-wide get, list, watch on secrets (core)" in text
-    assert "!     version removed: v1alpha1 (in use: a stored version" in text
-    assert "!     unsafe: risk of data loss" in text
-    flagged = summary_annotation(plane, namespace, name)["flags"]
-    assert {"widensRBAC", "clusterWide", "crdVersionRemoved", "crdUnsafe"} <= set(flagged)
