@@ -5,8 +5,9 @@ OLM v0 has no preview, so it is an annotation on OLM's own InstallPlan, never a 
 
 - PREVIEW_SUMMARY_ANNOTATION on an InstallPlan olm-py made: compact JSON of the preview's
   counts (`Count`) and flags (`Flag`), e.g.
-  `{"flags":["widensRBAC"],"granted":1,"revoked":0,...}`. Written once, when the plan is made
-  ready for approval; informational only (nothing reads it back to decide anything).
+  `{"flags":["widensRBAC"],"granted":1,"revoked":0,...}`. Written once by the InstallPlan
+  controller, before any step of the plan runs; informational only (nothing reads it back to
+  decide anything, and failing to write it never holds up the plan).
 - `Flag`: what a person must not miss before approving. `RuleFlag`: why one RBAC rule is
   flagged. `Change`: what a plan does to one rule, Deployment or object.
 
