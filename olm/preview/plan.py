@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from olm.api.installplan import DONE_STEP_STATUSES, InstallPlanPhase
+from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase
 from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION, Change, Count, Flag, RuleFlag
 from olm.installplan.handmade import owned_by_subscription
 from olm.installplan.stepref import CRD_KIND, CSV_KIND, Ref, step_manifest, step_ref
@@ -181,7 +181,7 @@ def preview(snapshot: Snapshot) -> Preview:
         manifests.append(manifest)
     if not manifests:
         notes.append("the plan lists no steps yet: nothing to preview")
-    if status.get("phase") in ("Complete", "Failed"):
+    if status.get("phase") in TERMINAL_PHASES:
         notes.append(
             f"this plan has already run ({status['phase']}): it is compared with what is "
             "installed now"

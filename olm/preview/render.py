@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from olm.api.installplan import InstallPlanPhase
 from olm.api.preview import Change, Flag, RuleFlag, RuleScope
 from olm.preview.crds import CrdChange
 from olm.preview.deployments import DeploymentChange, FieldChange
@@ -141,7 +142,7 @@ def lines(result: Preview) -> list[str]:
     if result.notes:
         out.append("")
         out.extend(f"note: {note}" for note in result.notes)
-    if result.phase == "RequiresApproval" and not result.approved:
+    if result.phase == InstallPlanPhase.REQUIRES_APPROVAL and not result.approved:
         out.append("")
         patch = shlex.join(
             [
