@@ -13,6 +13,10 @@ Invariants:
 - Scoped installs: when the plan's status names an `attenuatedServiceAccountRef`, every step
   but CRDs is written as that ServiceAccount (impersonation); a Forbidden keeps the plan
   Installing, explained, and it is tried again with backoff and whenever RBAC changes.
+- The upgrade preview's summary (`olm-py.io/preview-summary`, olm.preview) is written once on
+  a plan a Subscription made, before any of its steps runs, from the store alone (custom
+  resources are not listed: `olm plan show` does that). It is informational: a failure to
+  compute or write it is logged and the plan goes on as if it were not there.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase, StepStatus
 from olm.api.kinds import KINDS, Kind
+from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION
 from olm.apiserver.auth import Attributes, User, review
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
@@ -46,6 +51,8 @@ from olm.installplan.stepref import CRD_KIND, Ref, owner_csvs, step_manifest, st
 from olm.installplan.tenancy import Right, needed_rights
 from olm.kube.errors import Conflict, GatewayError, NotFound, UnservedKind
 from olm.kube.protocol import KubeGateway
+from olm.preview.plan import Snapshot as PreviewSnapshot
+from olm.preview.plan import needs_summary, preview, summary_annotation
 
 log = logging.getLogger("olm.installplan")
 
@@ -216,6 +223,8 @@ class InstallPlanController:
         plan_object = self.store.get("installplan", namespace, name)
         if plan_object is None or self._namespace_terminating(namespace):
             return None
+        if needs_summary(plan_object):
+            plan_object = self._annotate_summary(plan_object)
         current = plan_object
         written: dict[Ref, dict[str, Any]] = {}
         event: tuple[str, str, str] | None = None
@@ -234,6 +243,51 @@ class InstallPlanController:
             requeue = 0.0  # still more to do (never expected): go on after the status write
         self._write_status(plan_object, current.get("status") or {}, event)
         return requeue
+
+    def _annotate_summary(self, plan: dict[str, Any]) -> dict[str, Any]:
+        """Write the plan's upgrade preview summary (olm.preview), from the store only, before
+        anything of the plan runs. Informational: any failure is logged, never the plan's."""
+        meta = plan["metadata"]
+        namespace = str(meta["namespace"])
+        try:
+            live: dict[Ref, dict[str, Any] | None] = {}
+            for entry in (plan.get("status") or {}).get("plan") or []:
+                manifest = step_manifest(entry) if isinstance(entry, dict) else None
+                ref = step_ref(manifest) if manifest is not None else None
+                if ref is not None and ref[1] in STORE_KINDS:
+                    live[ref] = self.store.get(STORE_KINDS[ref[1]], ref[2], ref[3])
+            groups = self.store.items("operatorgroup", namespace)
+            result = preview(
+                PreviewSnapshot(
+                    plan,
+                    live,
+                    {c["metadata"]["name"]: c for c in self.store.items("csv", namespace)},
+                    self.store.items("subscription", namespace),
+                    None,  # custom resources are not listed here: `olm plan show` does
+                    len(groups) == 1
+                    and ((groups[0].get("status") or {}).get("namespaces") or []) == [""],
+                )
+            )
+            annotations = {PREVIEW_SUMMARY_ANNOTATION: summary_annotation(result)}
+            self.gateway.patch(
+                INSTALL_PLAN.api_version,
+                INSTALL_PLAN.kind.value,
+                namespace,
+                str(meta["name"]),
+                {"metadata": {"annotations": annotations}},
+            )
+        except Exception as exc:  # the preview must never block or fail a plan
+            log.warning("installplan %s/%s: no preview summary: %s", namespace, meta["name"], exc)
+            return plan
+        # Write through, so the next reconcile does not preview the plan again.
+        annotated = {
+            **plan,
+            "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}), **annotations}},
+        }
+        cached = self.store.get("installplan", namespace, str(meta["name"]))
+        if cached is not None and cached["metadata"].get("uid") == meta.get("uid"):
+            self.store.upsert("installplan", {**cached, "metadata": annotated["metadata"]})
+        return annotated
 
     def _execute(self, snapshot: Snapshot, plan: Plan, written: dict[Ref, dict[str, Any]]) -> Plan:
         uid = str(snapshot.plan["metadata"].get("uid") or "")

@@ -12,7 +12,17 @@ from olm.api.cleanup import (
 )
 from olm.api.csv import CsvPhase, CsvReason, RequirementState
 from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
+from olm.api.preview import (
+    PREVIEW_SUMMARY_ANNOTATION,
+    Change,
+    Count,
+    Flag,
+    RuleFlag,
+    RuleScope,
+)
 from olm.controllers.watch import WATCHED, configure
+from olm.preview.plan import Preview, summary
+from olm.preview.render import FLAG_WORDS
 
 # OLM v0's API (operator-framework/api v1alpha1 clusterserviceversion_types.go), as listed in
 # olm-behaviour.md §2.2.
@@ -184,3 +194,41 @@ def test_rollback_vocabulary_is_olm_pys() -> None:
     assert ROLLBACK_ANNOTATION == "olm-py.io/rollback-to"
     assert ROLLBACK_PLAN_ANNOTATION == "olm-py.io/rollback"
     assert {r.value for r in RollbackReason} == {"RollbackPlanned", "RollbackRefused", "RolledBack"}
+
+
+def test_preview_vocabulary_is_olm_pys_closed_set() -> None:
+    assert PREVIEW_SUMMARY_ANNOTATION == "olm-py.io/preview-summary"
+    assert {f.value for f in Flag} == {
+        "widensRBAC",
+        "clusterWide",
+        "wildcards",
+        "sensitive",
+        "crdVersionRemoved",
+        "crdUnsafe",
+        "crdFieldsRemoved",
+    }
+    assert {c.value for c in Count} == {
+        "granted",
+        "revoked",
+        "crdsChanged",
+        "deploymentsChanged",
+        "created",
+        "updated",
+        "deleted",
+    }
+    assert {f.value for f in RuleFlag} == {"cluster-wide", "wildcard", "sensitive", "widens"}
+    assert {s.value for s in RuleScope} == {"Namespace", "Cluster"}
+    assert {c.value for c in Change} == {
+        "granted",
+        "revoked",
+        "added",
+        "removed",
+        "changed",
+        "create",
+        "update",
+        "delete",
+    }
+    # Every flag has its words in `olm plan show`; the summary holds exactly the counts.
+    assert set(FLAG_WORDS) == set(Flag)
+    empty = summary(Preview("p", "ns", "", "", False))
+    assert set(empty) == {"flags", *(c.value for c in Count)}

@@ -66,6 +66,7 @@ def test_a_plan_runs_once_to_complete_and_never_again() -> None:
     fake, store, controller = world(install_plan())
     assert controller.reconcile(NS, "install-abc") is None
     assert verbs(fake) == [
+        ("patch", "InstallPlan"),  # its preview summary (olm-py.io/preview-summary), first
         ("apply", "CustomResourceDefinition"),
         ("create", "ClusterServiceVersion"),
         ("create", "ServiceAccount"),
@@ -104,13 +105,19 @@ def test_an_approved_plan_installs_in_one_reconcile() -> None:
     assert get(fake, "InstallPlan", "install-abc")["status"]["phase"] == "Complete"
     unapproved, _, controller = world(install_plan("RequiresApproval", approved=False))
     controller.reconcile(NS, "install-abc")
+    assert verbs(unapproved) == [("patch", "InstallPlan")], "its preview summary, nothing else"
+    controller.reconcile(NS, "install-abc")
     assert verbs(unapproved) == []
 
 
 def test_a_new_crd_is_waited_for() -> None:
     fake, store, controller = world(install_plan(), crd=False)
     assert controller.reconcile(NS, "install-abc") == 1.0
-    assert verbs(fake) == [("apply", "CustomResourceDefinition"), ("patch_status", "InstallPlan")]
+    assert verbs(fake) == [
+        ("patch", "InstallPlan"),
+        ("apply", "CustomResourceDefinition"),
+        ("patch_status", "InstallPlan"),
+    ]
     status = get(fake, "InstallPlan", "install-abc")["status"]
     assert status["phase"] == "Installing" and status["plan"][1]["status"] == "WaitingForApi"
     sync(store, fake)
