@@ -26,6 +26,7 @@ from olm.devcluster.release import ReleaseError
 from olm.installplan.policy import ALLOW_KIND_FLAG, InstallPolicy, parse_kinds
 from olm.installplan.tenancy import ADMIN_NAMESPACES_FLAG, parse_namespaces
 from olm.planshow.cli import add_commands as add_plan_commands
+from olm.rollback.cli import add_commands as add_rollback_commands
 from olm.uninstall.cli import add_commands as add_uninstall_commands
 
 
@@ -288,6 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_catalog_commands(commands)
     add_deploy_commands(commands)
     add_uninstall_commands(commands)
+    add_rollback_commands(commands)
     add_plan_commands(commands)
     dev = commands.add_parser("dev", help="the local Kubernetes control plane")
     dev.add_argument(

@@ -47,6 +47,7 @@ log = logging.getLogger("olm.subscription")
 
 SUBSCRIPTION = KINDS[Kind.SUBSCRIPTION]
 INSTALL_PLAN = KINDS[Kind.INSTALL_PLAN]
+CSV = KINDS[Kind.CLUSTER_SERVICE_VERSION]
 # Decide -> create -> decide again; more rounds than this means the cache lags: retry soon.
 MAX_ROUNDS = 3
 RETRY_SOON = 0.5
@@ -222,6 +223,9 @@ class SubscriptionController:
                     "subscription",
                     {**current, "status": {k: v for k, v in merged.items() if v is not None}},
                 )
+        for name in plan.delete_csvs:  # what a finished `olm rollback` rolled back from
+            log.info("deleting ClusterServiceVersion %s/%s: rolled back from", namespace, name)
+            self.gateway.delete(CSV.api_version, CSV.kind.value, namespace, name)
         for event in plan.events:
             self._namespace_event(namespace, event)
         return requeue

@@ -44,6 +44,8 @@ from olm.subscription.policies import (
     auto_approve,
     is_rollback,
     rollback_condition,
+    rollback_plans,
+    rolled_back_from,
     version_held,
 )
 from olm.subscription.resolve import (
@@ -169,22 +171,23 @@ def _one_plan(
     subscriptions, plans = snapshot.subscriptions, result.plans
     if group.own:
         subscriptions = tuple(s for s in subscriptions if s["metadata"]["name"] in moved)
+    # `olm rollback`: a plan of its own, never the one that first installed the same CSV.
+    back = {n: c for n, c in moved.items() if is_rollback(named(snapshot, n), c)}
+    reusable_plans = rollback_plans(result.plans) if back else plans
     uids = [s["metadata"].get("uid", "") for s in subscriptions]
     referenced = {ip.ref_name(result.statuses[name]) for name in moved}
     every = [*names, *(bundle for bundle, _ in dependencies)]
-    reused = ip.reusable(plans, every, uids, referenced)
+    reused = ip.reusable(reusable_plans, every, uids, referenced)
     if reused is None:
         # Dependencies a running or waiting plan installs already are not planned twice.
         pending = ip.pending_csvs(plans, uids)
         dependencies = [(b, s) for b, s in dependencies if b not in pending]
         every = [*names, *(bundle for bundle, _ in dependencies)]
-        reused = ip.reusable(plans, every, uids, referenced)
+        reused = ip.reusable(reusable_plans, every, uids, referenced)
     steps = [*steps, *(step for _, found in dependencies for step in found)]
     if reused is None:
         approval = ip.approval(subscriptions)
-        # `olm rollback`: a person reads and approves a rollback, whatever the approval mode.
-        back = {n: c for n, c in moved.items() if is_rollback(named(snapshot, n), c)}
-        if back:
+        if back:  # a person reads and approves a rollback, whatever the approval mode
             approval = Approval.MANUAL
         generation = ip.next_generation(plans, subscriptions)
         body = ip.new_plan_body(snapshot.namespace, subscriptions, every, generation, approval)
@@ -407,7 +410,8 @@ def decide(snapshot: Snapshot) -> Plan:
             status["conditions"] = remove_conditions(
                 status.get("conditions") or [], OlmPyConditionType.VERSION_HELD
             )
-        rollback_condition(subscription, status, snapshot.now)
+        rollback_condition(subscription, status, snapshot)
+        plan.delete_csvs += rolled_back_from({**subscription, "status": status}, snapshot)
         write = _status_write(subscription, status, snapshot)
         if write is not None:
             plan.statuses.append(write)

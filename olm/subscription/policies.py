@@ -13,11 +13,11 @@ Invariants: pure; without either annotation nothing here changes a status, a pla
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from olm.api.installplan import ConditionStatus
+from olm.api.csv import CsvPhase
+from olm.api.installplan import ConditionStatus, InstallPlanPhase
 from olm.api.planpolicy import SHARED_PLAN_ANNOTATION
 from olm.api.subscription import SubscriptionConditionType
 from olm.api.versionpolicy import (
@@ -119,6 +119,15 @@ def is_rollback(subscription: Mapping[str, Any], to: Candidate) -> bool:
     return bool(target) and to.bundle == target
 
 
+def rollback_plans(plans: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The plans `olm rollback` made (the only ones a rollback may reuse)."""
+    return {
+        name: plan
+        for name, plan in plans.items()
+        if ROLLBACK_PLAN_ANNOTATION in ((plan.get("metadata") or {}).get("annotations") or {})
+    }
+
+
 def rollback_problem(snapshot: Snapshot, steps: Sequence[Step]) -> str:
     """Why the rollback's steps may not run ("" when safe): a CRD they would write back
     without a version its existing objects are stored at (the upgrade's own check)."""
@@ -135,8 +144,32 @@ def rollback_problem(snapshot: Snapshot, steps: Sequence[Step]) -> str:
     return ""
 
 
+def rolled_back_from(subscription: Mapping[str, Any], snapshot: Snapshot) -> list[str]:
+    """The CSVs to delete once a rollback's plan is Complete: those still replacing the
+    target (the bad version; left alone, it and the target would each replace the other)."""
+    target = rollback_target(subscription)
+    status = subscription.get("status") or {}
+    plan = snapshot.plans.get(str((status.get("installPlanRef") or {}).get("name") or ""))
+    if not target or status.get("currentCSV") != target or plan is None:
+        return []
+    if plan not in rollback_plans(snapshot.plans).values():
+        return []
+    if (plan.get("status") or {}).get("phase") != InstallPlanPhase.COMPLETE.value:
+        return []
+    if target not in snapshot.csvs:
+        return []
+    return sorted(
+        name
+        for name, csv in snapshot.csvs.items()
+        if (csv.get("spec") or {}).get("replaces") == target
+        and not (csv.get("metadata") or {}).get("deletionTimestamp")
+    )
+
+
 def rollback_condition(
-    subscription: Mapping[str, Any], status: dict[str, Any], now: datetime.datetime
+    subscription: Mapping[str, Any],
+    status: dict[str, Any],
+    snapshot: Snapshot,
 ) -> None:
     """The Subscription's Rollback condition from where it stands (absent without a request)."""
     conditions = status.get("conditions") or []
@@ -149,20 +182,34 @@ def rollback_condition(
     installed, current = status.get("installedCSV"), status.get("currentCSV")
     plan = str((status.get("installPlanRef") or {}).get("name") or "")
     failed = find(conditions, SubscriptionConditionType.RESOLUTION_FAILED)
-    if installed == target:
+    phase = str(((snapshot.csvs.get(target) or {}).get("status") or {}).get("phase") or "")
+    plan_phase = ((snapshot.plans.get(plan) or {}).get("status") or {}).get("phase")
+    # Done once the target runs again and nothing replaces it (a CSV a bad upgrade was
+    # replacing still exists, Replacing, while the rollback's plan waits).
+    back = phase == CsvPhase.SUCCEEDED.value and not any(
+        (c.get("spec") or {}).get("replaces") == target for c in snapshot.csvs.values()
+    )
+    if installed == target and back and plan_phase != InstallPlanPhase.REQUIRES_APPROVAL.value:
         wanted = (
             ConditionStatus.TRUE,
             RollbackReason.ROLLED_BACK,
             f"{name} is back on {target}; its {VERSION_RANGE_ANNOTATION} annotation holds it "
             "there (change or remove it to upgrade again)",
         )
-    elif current == target and plan:
+    elif current == target and plan and plan_phase != InstallPlanPhase.COMPLETE.value:
         wanted = (
             ConditionStatus.TRUE,
             RollbackReason.ROLLBACK_PLANNED,
             f"InstallPlan {plan} moves {name} from {installed} back to {target}. Read it: olm "
             f"plan show {plan} -n {namespace}; approve it: kubectl patch installplan {plan} -n "
             f'{namespace} --type merge -p \'{{"spec":{{"approved":true}}}}\'',
+        )
+    elif current == target and plan:
+        wanted = (
+            ConditionStatus.TRUE,
+            RollbackReason.ROLLBACK_PLANNED,
+            f"InstallPlan {plan} moved {name} back to {target}; waiting for {target} to "
+            f"succeed (now {phase or 'absent'})",
         )
     elif failed is not None:
         wanted = (
@@ -173,5 +220,5 @@ def rollback_condition(
     else:
         return  # not decided yet
     status["conditions"] = set_condition(
-        conditions, OlmPyConditionType.ROLLBACK, wanted[0], wanted[1].value, wanted[2], now
+        conditions, OlmPyConditionType.ROLLBACK, wanted[0], wanted[1].value, wanted[2], snapshot.now
     )

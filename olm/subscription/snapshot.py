@@ -208,7 +208,11 @@ class Plan:
     events: list[NamespaceEvent] = field(default_factory=list)
     unpacks: list[UnpackRequest] = field(default_factory=list)
     requeue_after: float | None = None
+    # CSVs a finished `olm rollback` leaves behind (the version rolled back from).
+    delete_csvs: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.create or self.plan_statuses or self.statuses or self.events)
+        return not (
+            self.create or self.plan_statuses or self.statuses or self.events or self.delete_csvs
+        )

@@ -152,3 +152,20 @@ def test_a_rollback_that_would_drop_a_stored_crd_version_is_refused_and_said() -
     assert (refused["status"], refused["reason"]) == ("False", "RollbackRefused")
     assert "cannot be rolled back" in refused["message"] and "v1beta1" in refused["message"]
     assert write.status["installedCSV"] == V2
+
+
+def test_once_the_rollback_plan_is_complete_the_version_rolled_back_from_is_deleted() -> None:
+    import dataclasses
+
+    plan = install_plan("install-bbbbb", [V1], "Complete")
+    plan["metadata"]["annotations"] = {"olm-py.io/rollback": f"memcached: {V2} -> {V1}"}
+    status = {"currentCSV": V1, "installedCSV": V2, "state": "UpgradePending", **reference(plan)}
+    sub = annotated(subscription(status=status), rollback_to=V1, version_range="0.0.1")
+    snapshot = world([sub], csvs=[csv(V1), csv(V2, replaces=V1)], plans=[plan])
+    assert decide(snapshot).delete_csvs == [V2]
+    # The first plan that installed V1 is no rollback's: nothing is deleted for it.
+    del plan["metadata"]["annotations"]
+    assert (
+        decide(dataclasses.replace(snapshot, plans={plan["metadata"]["name"]: plan})).delete_csvs
+        == []
+    )
