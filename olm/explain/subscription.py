@@ -51,7 +51,7 @@ Types = SubscriptionConditionType
 # What the resolver's messages name (olm.resolution.resolver).
 FIX_FIELD = re.compile(r"Fix (spec\.[A-Za-z]+)")
 FIX_WORDS = re.compile(r"Fix: (.+?)\.?$")
-REQUIRES = re.compile(r"requires (API (?P<api>\S+)|package \"(?P<package>[^\"]+)\")")
+REQUIRES = re.compile(r"requires (API (?P<api>[^\s,]+)|package \"(?P<package>[^\"]+)\")")
 INSTALLED_HERE = re.compile(
     r"ClusterServiceVersion (?P<csv>\S+)(?: \(package [^)]*\))? is already installed here"
 )
@@ -85,9 +85,7 @@ def explain_subscription(snapshot: Snapshot, subscription: Obj) -> Explanation:
         )
     failed = true_condition(subscription, Types.RESOLUTION_FAILED)
     if failed is not None:
-        return _resolution_failed(snapshot, subscription, failed).after(
-            _says(link, "cannot be resolved")
-        )
+        return _resolution_failed(snapshot, subscription, failed, link)
     unpack_failed = true_condition(subscription, Types.BUNDLE_UNPACK_FAILED)
     if unpack_failed is not None:
         message = str(unpack_failed.get("message") or "")
@@ -146,12 +144,12 @@ def _says(link: Link, says: str) -> Link:
 
 
 def _resolution_failed(
-    snapshot: Snapshot, subscription: Obj, failed: Mapping[str, object]
+    snapshot: Snapshot, subscription: Obj, failed: Mapping[str, object], link: Link
 ) -> Explanation:
     sub_name, sub_ns = name(subscription), namespace(subscription)
     message = str(failed.get("message") or "")
     reason = str(failed.get("reason") or "")
-    link = Link(KIND, sub_name, sub_ns, f"{Types.RESOLUTION_FAILED.value}/{reason}", message)
+    link = _says(link, f"cannot be resolved ({Types.RESOLUTION_FAILED.value}: {reason})")
     fixes: list[Fix] = []
     words = FIX_WORDS.search(message)
     field = FIX_FIELD.search(message)
