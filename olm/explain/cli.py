@@ -28,7 +28,7 @@ Exit status: 0 healthy, 1 a problem (or work still under way), 2 a usage error o
 def _cmd_explain(args: argparse.Namespace) -> int:
     from olm.explain.chain import explain
     from olm.explain.commands import get, resource
-    from olm.explain.read import ExplainError, gateway_for, read_checked
+    from olm.explain.read import ExplainError, connect, read
     from olm.explain.render import lines, text_json
 
     try:
@@ -38,7 +38,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         return 2
     namespace = args.namespace or "default"
     try:
-        snapshot = read_checked(gateway_for(args.kubeconfig), namespace)
+        snapshot = read(connect(args.kubeconfig), namespace)
     except ExplainError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

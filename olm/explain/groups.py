@@ -17,6 +17,9 @@ Invariant: pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from olm.api.csv import CsvReason
 from olm.api.kinds import Kind
 from olm.api.labels import Annotation
@@ -104,77 +107,9 @@ def explain_group(snapshot: Snapshot, group: Obj) -> Explanation:
     several = membership(snapshot, group_ns)
     if several is not None:
         return several.after(link)
-    account = true_condition(group, Types.SERVICE_ACCOUNT)
-    if account is not None:
-        sa = str(spec(group).get("serviceAccountName") or "")
-        return problem(
-            Link(
-                KIND,
-                group_name,
-                group_ns,
-                str(account.get("reason") or ""),
-                str(account.get("message") or ""),
-            ),
-            f"OperatorGroup {group_name} names ServiceAccount {sa} (spec.serviceAccountName), "
-            f"which does not exist in namespace {group_ns}",
-            Fix(
-                "create the ServiceAccount (and grant it what the operators need)",
-                commands.create_service_account(sa, group_ns),
-            ),
-            Fix(
-                "or install with olm-py's own rights: remove spec.serviceAccountName",
-                commands.json_patch(
-                    Kind.OPERATOR_GROUP,
-                    group_name,
-                    group_ns,
-                    [{"op": "remove", "path": "/spec/serviceAccountName"}],
-                ),
-            ),
-        )
-    missing = true_condition(group, Types.MISSING_TARGET_NAMESPACES)
-    if missing is not None:
-        absent = [
-            t
-            for t in spec(group).get("targetNamespaces") or []
-            if isinstance(t, str) and t and t not in snapshot.namespaces
-        ]
-        return problem(
-            Link(
-                KIND,
-                group_name,
-                group_ns,
-                str(missing.get("reason") or ""),
-                str(missing.get("message") or ""),
-            ),
-            str(
-                missing.get("message")
-                or f"OperatorGroup {group_name} targets namespaces that do not exist"
-            ),
-            *(Fix(f"create namespace {t}", commands.create_namespace(t)) for t in absent),
-            Fix(
-                "or fix spec.targetNamespaces",
-                commands.edit(Kind.OPERATOR_GROUP, group_name, group_ns),
-            ),
-        )
-    invalid = true_condition(group, Types.INVALID_TARGET_NAMESPACES)
-    if invalid is not None:
-        return problem(
-            Link(
-                KIND,
-                group_name,
-                group_ns,
-                str(invalid.get("reason") or ""),
-                str(invalid.get("message") or ""),
-            ),
-            str(
-                invalid.get("message")
-                or f"OperatorGroup {group_name} has an invalid spec.targetNamespaces"
-            ),
-            Fix(
-                "fix spec.targetNamespaces",
-                commands.edit(Kind.OPERATOR_GROUP, group_name, group_ns),
-            ),
-        )
+    said = _condition_problem(snapshot, group)
+    if said is not None:
+        return said
     if status_namespaces(group) is None:
         return in_progress(
             link,
@@ -203,6 +138,66 @@ def explain_group(snapshot: Snapshot, group: Obj) -> Explanation:
         ),
         f"OperatorGroup {group_name} is the one group of namespace {group_ns} and targets {_targets_text(group)}",
     )
+
+
+def _condition_link(group: Obj, condition: Mapping[str, Any]) -> Link:
+    return Link(
+        KIND,
+        name(group),
+        namespace(group),
+        str(condition.get("reason") or ""),
+        str(condition.get("message") or ""),
+    )
+
+
+def _condition_problem(snapshot: Snapshot, group: Obj) -> Explanation | None:
+    """What the group's own conditions say is wrong with it, with the fix; None if nothing."""
+    group_name, group_ns = name(group), namespace(group)
+    edit_targets = Fix(
+        "fix spec.targetNamespaces", commands.edit(Kind.OPERATOR_GROUP, group_name, group_ns)
+    )
+    account = true_condition(group, Types.SERVICE_ACCOUNT)
+    if account is not None:
+        sa = str(spec(group).get("serviceAccountName") or "")
+        return problem(
+            _condition_link(group, account),
+            f"OperatorGroup {group_name} names ServiceAccount {sa} (spec.serviceAccountName), "
+            f"which does not exist in namespace {group_ns}",
+            Fix(
+                "create the ServiceAccount (and grant it what the operators need)",
+                commands.create_service_account(sa, group_ns),
+            ),
+            Fix(
+                "or install with olm-py's own rights: remove spec.serviceAccountName",
+                commands.json_patch(
+                    Kind.OPERATOR_GROUP,
+                    group_name,
+                    group_ns,
+                    [{"op": "remove", "path": "/spec/serviceAccountName"}],
+                ),
+            ),
+        )
+    missing = true_condition(group, Types.MISSING_TARGET_NAMESPACES)
+    if missing is not None:
+        absent = [
+            t
+            for t in spec(group).get("targetNamespaces") or []
+            if isinstance(t, str) and t and t not in snapshot.namespaces
+        ]
+        return problem(
+            _condition_link(group, missing),
+            str(missing.get("message") or "") or f"{group_name} targets absent namespaces",
+            *(Fix(f"create namespace {t}", commands.create_namespace(t)) for t in absent),
+            edit_targets,
+        )
+    invalid = true_condition(group, Types.INVALID_TARGET_NAMESPACES)
+    if invalid is not None:
+        return problem(
+            _condition_link(group, invalid),
+            str(invalid.get("message") or "") or f"{group_name} has invalid targetNamespaces",
+            edit_targets,
+        )
+    return None
 
 
 def api_conflict(snapshot: Snapshot, csv: Obj) -> Explanation | None:

@@ -18,7 +18,7 @@ from typing import Any
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.kinds import KINDS, Kind
 from olm.explain.model import CRD_KIND, NAMESPACE_KIND, Snapshot
-from olm.kube.client import api_client
+from olm.kube.connect import Unreachable, reach, user_gateway
 from olm.kube.errors import GatewayError
 from olm.kube.gateway import Gateway
 from olm.kube.protocol import KubeGateway
@@ -36,11 +36,14 @@ class ExplainError(RuntimeError):
     """Something the user can act on; printed as one line by the olm command."""
 
 
-def gateway_for(kubeconfig: str | None) -> Gateway:
+def connect(kubeconfig: str | None) -> Gateway:
+    """A gateway acting as the user, once the cluster has answered."""
     try:
-        return Gateway(api_client(kubeconfig), field_manager=FIELD_MANAGER)
-    except Exception as exc:  # no kubeconfig, no in-cluster config: say so, once
-        raise ExplainError(f"cannot reach a cluster: {exc}") from exc
+        gateway = user_gateway(kubeconfig, FIELD_MANAGER)
+        reach(gateway)
+    except Unreachable as exc:
+        raise ExplainError(str(exc)) from exc
+    return gateway
 
 
 def _kind_path(kind: Kind, namespace: str | None) -> str:
@@ -121,16 +124,3 @@ def _catalogs(
         except GatewayError:
             unreadable.append(f"CatalogSources of namespace {where}")
     return found
-
-
-def read_checked(gateway: KubeGateway, namespace: str) -> Snapshot:
-    """`read`, with a connection problem turned into one line."""
-    try:
-        gateway.server_version()
-    except GatewayError as exc:
-        raise ExplainError(f"the cluster refused a request: {exc}") from exc
-    except Exception as exc:  # connection refused, TLS, DNS: one line, not a traceback
-        raise ExplainError(
-            f"cannot reach the cluster: {getattr(exc, 'reason', None) or exc}"
-        ) from exc
-    return read(gateway, namespace)
