@@ -16,7 +16,13 @@ Invariant: pure.
 
 from __future__ import annotations
 
-from olm.api.installplan import DONE_STEP_STATUSES, Approval, InstallPlanPhase, InstallPlanReason
+from olm.api.installplan import (
+    DONE_STEP_STATUSES,
+    Approval,
+    InstallPlanPhase,
+    InstallPlanReason,
+    StepStatus,
+)
 from olm.api.kinds import Kind
 from olm.explain import commands
 from olm.explain.csv import explain_csv
@@ -39,6 +45,8 @@ from olm.operator.objects import meta, name, namespace
 from olm.subscription.plans import csv_names, installed_condition, phase, plan_message
 
 KIND = Kind.INSTALL_PLAN.value
+NOT_RUN = frozenset({StepStatus.UNKNOWN.value, StepStatus.NOT_PRESENT.value})
+STEPS_SHOWN = 5
 
 
 def _owners(plan: Obj) -> list[str]:
@@ -115,13 +123,18 @@ def explain_plan(snapshot: Snapshot, plan: Obj, seen: Seen = NOTHING_SEEN) -> Ex
 
 def _failed(plan: Obj, message: str, installs: str) -> Explanation:
     plan_name, plan_ns = name(plan), namespace(plan)
-    steps = status(plan).get("plan") or []
+    done = {d.value for d in DONE_STEP_STATUSES}
+    not_done = [s for s in status(plan).get("plan") or [] if s.get("status") not in done]
+    # The steps that went wrong first (UnsupportedResource, WaitingForApi, ...), then the
+    # ones that never ran.
+    not_done.sort(key=lambda s: s.get("status") in NOT_RUN)
     stuck = [
-        f"{(s.get('resource') or {}).get('kind')} {(s.get('resource') or {}).get('name')} ({s.get('status')})"
-        for s in steps
-        if s.get("status") not in {d.value for d in DONE_STEP_STATUSES}
+        f"{(s.get('resource') or {}).get('kind')} {(s.get('resource') or {}).get('name')} "
+        f"({s.get('status')})"
+        for s in not_done
     ]
-    says = f"failed; {installs}" + (f"; steps not done: {', '.join(stuck[:5])}" if stuck else "")
+    shown = ", ".join(stuck[:STEPS_SHOWN]) + (" ..." if len(stuck) > STEPS_SHOWN else "")
+    says = f"failed; {installs}" + (f"; steps not done: {shown}" if stuck else "")
     reason = str(installed_condition(plan).get("reason") or "")
     return problem(
         Link(

@@ -442,7 +442,16 @@ def test_a_failed_plan_names_the_cause_and_how_to_retry() -> None:
         csvs=(OLD,),
         conditions=[condition("Installed", "InstallComponentFailed", message, "False")],
         plan=[
-            {"resource": {"kind": "ClusterServiceVersion", "name": OLD}, "status": "Unknown"},
+            *(
+                {"resource": {"kind": kind, "name": OLD}, "status": "Unknown"}
+                for kind in (
+                    "ClusterServiceVersion",
+                    "CRD",
+                    "ServiceAccount",
+                    "Role",
+                    "RoleBinding",
+                )
+            ),
             {
                 "resource": {"kind": "ValidatingAdmissionPolicy", "name": "p"},
                 "status": "UnsupportedResource",
