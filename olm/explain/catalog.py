@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from olm.api.catalogsource import ConnectionState, SourceType
+from olm.api.catalogsource import CatalogSourceReason, ConnectionState, SourceType
 from olm.api.kinds import KINDS, Kind
 from olm.catalogsource.source import (
     ReadConfigMap,
@@ -78,6 +78,18 @@ def explain_catalog(snapshot: Snapshot, source: Obj) -> Explanation:
 
 def _fixes(source: Obj) -> list[Fix]:
     source_name, source_ns = name(source), namespace(source)
+    if status(source).get("reason") == CatalogSourceReason.INVALID_INTERVAL_ERROR:
+        return [
+            Fix(
+                "set spec.updateStrategy.registryPoll.interval to a Go duration",
+                commands.merge_patch(
+                    Kind.CATALOG_SOURCE,
+                    source_name,
+                    source_ns,
+                    {"spec": {"updateStrategy": {"registryPoll": {"interval": "15m"}}}},
+                ),
+            )
+        ]
     read = what_to_read(source)
     edit = Fix(
         "fix the CatalogSource's spec", commands.edit(Kind.CATALOG_SOURCE, source_name, source_ns)

@@ -276,6 +276,12 @@ def test_a_catalog_that_cannot_be_reached_says_where_and_how_to_fix() -> None:
     assert chain(found) == [("Subscription", "memcached"), ("CatalogSource", "mine")]
 
 
+def test_a_ready_catalog_with_a_bad_poll_interval() -> None:
+    odd = catalog("mine", NS, "READY", "bad interval", "InvalidIntervalError")
+    found = run(snapshot(catalog_sources=[odd]), Kind.CATALOG_SOURCE, "mine")
+    assert found.verdict is Verdict.PROBLEM and '"interval":"15m"' in commands(found)[0]
+
+
 # ----- 4. unresolvable dependency --------------------------------------------------------------
 
 
