@@ -24,6 +24,7 @@ from olm.api.installplan import (
     StepStatus,
 )
 from olm.api.kinds import Kind
+from olm.csv.replacement import replaces
 from olm.explain import commands
 from olm.explain.csv import explain_csv
 from olm.explain.groups import membership
@@ -107,6 +108,9 @@ def explain_plan(snapshot: Snapshot, plan: Obj, seen: Seen = NOTHING_SEEN) -> Ex
     link = Link(KIND, plan_name, plan_ns, plan_phase, installs)
     for csv_name in csvs:
         csv = snapshot.csv(csv_name, plan_ns)
+        successors = [c for c in snapshot.csvs if replaces(c) == csv_name]
+        if csv is None and successors:
+            continue  # upgraded since: the plan's CSV was replaced and deleted, as it should
         if csv is None:
             return problem(
                 link,

@@ -482,6 +482,17 @@ def test_a_failed_plan_names_the_cause_and_how_to_retry() -> None:
     assert commands(found) == [f"kubectl delete installplan install-abcde -n {NS}"]
 
 
+def test_a_complete_plan_whose_csv_was_upgraded_since_is_healthy() -> None:
+    newer = csv(NEW)
+    newer["spec"]["replaces"] = OLD
+    done = plan(csvs=(OLD,))
+    assert run(
+        snapshot(install_plans=[done], csvs=[newer]), Kind.INSTALL_PLAN, "install-abcde"
+    ).healthy
+    gone = run(snapshot(install_plans=[done], csvs=[]), Kind.INSTALL_PLAN, "install-abcde")
+    assert gone.verdict is Verdict.PROBLEM and "deleted since" in gone.cause
+
+
 # ----- in progress and loops -----------------------------------------------------------------
 
 
