@@ -28,7 +28,7 @@ Exit status: 0 healthy, 1 a problem (or work still under way), 2 a usage error o
 def _cmd_explain(args: argparse.Namespace) -> int:
     from olm.explain.chain import explain
     from olm.explain.commands import get, resource
-    from olm.explain.read import ExplainError, connect, read
+    from olm.explain.read import ExplainError, connect, default_namespace, read
     from olm.explain.render import lines, text_json
 
     try:
@@ -36,7 +36,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    namespace = args.namespace or "default"
+    namespace = args.namespace or default_namespace(args.kubeconfig)
     try:
         snapshot = read(connect(args.kubeconfig), namespace)
     except ExplainError as exc:
@@ -70,7 +70,9 @@ def add_commands(commands: Any) -> None:
         "target", metavar="KIND/NAME", help=f"the object, e.g. sub/memcached ({accepted()})"
     )
     parser.add_argument("name", nargs="?", help=argparse.SUPPRESS)  # `KIND NAME`, as kubectl
-    parser.add_argument("-n", "--namespace", help="its namespace (default: default)")
+    parser.add_argument(
+        "-n", "--namespace", help="its namespace (default: the current context's, else default)"
+    )
     parser.add_argument(
         "-o", "--output", choices=("text", "json"), default="text", help="text (default) or json"
     )

@@ -18,6 +18,7 @@ from typing import Any
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.kinds import KINDS, Kind
 from olm.explain.model import CRD_KIND, NAMESPACE_KIND, Snapshot
+from olm.kube.client import context_namespace
 from olm.kube.connect import Unreachable, reach, user_gateway
 from olm.kube.errors import GatewayError
 from olm.kube.gateway import Gateway
@@ -44,6 +45,11 @@ def connect(kubeconfig: str | None) -> Gateway:
     except Unreachable as exc:
         raise ExplainError(str(exc)) from exc
     return gateway
+
+
+def default_namespace(kubeconfig: str | None) -> str:
+    """The namespace without -n: the current context's, as kubectl, else "default"."""
+    return context_namespace(kubeconfig) or "default"
 
 
 def _kind_path(kind: Kind, namespace: str | None) -> str:
