@@ -53,7 +53,7 @@ def explain_catalog(snapshot: Snapshot, source: Obj) -> Explanation:
     state = _state(source)
     message = str(status(source).get("message") or "")
     reason = str(status(source).get("reason") or "")
-    link = Link(KIND, source_name, source_ns, state or "(no state)", message or reason)
+    link = Link(KIND, source_name, source_ns, state or "no state", message or reason)
     if not status(source):
         return in_progress(
             link,

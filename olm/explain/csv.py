@@ -50,7 +50,7 @@ IN_PROGRESS_PHASES = (CsvPhase.INSTALL_READY, CsvPhase.INSTALLING, CsvPhase.DELE
 
 def _state(csv: Obj) -> str:
     phase, reason = str(status(csv).get("phase") or ""), str(status(csv).get("reason") or "")
-    return f"{phase}/{reason}" if reason else phase or "(no phase)"
+    return f"{phase}/{reason}" if reason else phase or "no phase"
 
 
 def _link(csv: Obj, says: str = "") -> Link:

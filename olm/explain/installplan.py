@@ -66,7 +66,7 @@ def explain_plan(snapshot: Snapshot, plan: Obj, seen: Seen = NOTHING_SEEN) -> Ex
     message = plan_message(plan) or str(status(plan).get("message") or "")
     if not plan_phase:
         return in_progress(
-            Link(KIND, plan_name, plan_ns, "(no phase)", installs),
+            Link(KIND, plan_name, plan_ns, "no phase", installs),
             f"InstallPlan {plan_name} has no status yet: olm-py has not planned its steps",
         )
     if plan_phase == InstallPlanPhase.REQUIRES_APPROVAL:
@@ -129,16 +129,20 @@ def _failed(plan: Obj, message: str, installs: str) -> Explanation:
     plan_name, plan_ns = name(plan), namespace(plan)
     done = {d.value for d in DONE_STEP_STATUSES}
     not_done = [s for s in status(plan).get("plan") or [] if s.get("status") not in done]
-    # The steps that went wrong first (UnsupportedResource, WaitingForApi, ...), then the
-    # ones that never ran.
-    not_done.sort(key=lambda s: s.get("status") in NOT_RUN)
-    stuck = [
+    # The steps that went wrong (UnsupportedResource, WaitingForApi, ...) by name; those that
+    # never ran only counted, unless nothing else is there to show.
+    wrong = [s for s in not_done if s.get("status") not in NOT_RUN]
+    named = [
         f"{(s.get('resource') or {}).get('kind')} {(s.get('resource') or {}).get('name')} "
         f"({s.get('status')})"
-        for s in not_done
+        for s in (wrong or not_done)[:STEPS_SHOWN]
     ]
-    shown = ", ".join(stuck[:STEPS_SHOWN]) + (" ..." if len(stuck) > STEPS_SHOWN else "")
-    says = f"failed; {installs}" + (f"; steps not done: {shown}" if stuck else "")
+    unnamed = len(not_done) - len(named)
+    says = f"failed; {installs}"
+    if named:
+        says += f"; {'steps that went wrong' if wrong else 'steps not done'}: {', '.join(named)}"
+    if unnamed:
+        says += f"; {unnamed} other step(s) not run"
     reason = str(installed_condition(plan).get("reason") or "")
     return problem(
         Link(

@@ -61,7 +61,7 @@ def explain_subscription(snapshot: Snapshot, subscription: Obj) -> Explanation:
     sub_name, sub_ns = name(subscription), namespace(subscription)
     sub_status = status(subscription)
     state = str(sub_status.get("state") or "")
-    link = Link(KIND, sub_name, sub_ns, state or "(no state)", "")
+    link = Link(KIND, sub_name, sub_ns, state or "no state", "")
     if not sub_status:
         return in_progress(
             link,

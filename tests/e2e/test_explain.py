@@ -51,6 +51,8 @@ def olm_explain(
         )
 
     text, as_json = run(), run("-o", "json")
+    # Shown with the failure (and with -s): what the user read.
+    print(f"$ olm explain {target} -n {namespace}  (exit {text.returncode})\n{text.stdout}")
     assert text.returncode == as_json.returncode, (text.stderr, as_json.stderr)
     return text.returncode, text.stdout, json.loads(as_json.stdout)
 
