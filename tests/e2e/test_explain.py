@@ -21,10 +21,9 @@ from tests.e2e.stories import (
     minimal_csv,
     operator_group,
     phase,
+    subscribed_to_first_bundle,
     wait_phase,
-    write_first_bundle_catalog,
 )
-from tests.e2e.test_catalog_updates import Server, catalog_source
 from tests.e2e.test_group_conflicts import API, provided, widget_operator
 from tests.e2e.test_install_policy import admission_policy
 from tests.e2e.test_subscriptions import condition, plan_for, subscribe, subscription
@@ -178,28 +177,13 @@ def test_a_dependency_no_catalog_provides(
             {"name": "gizmos.explain.example.com", "version": "v1", "kind": "Gizmo"}
         ]
 
-    write_first_bundle_catalog(tmp_path, change_csv=require_gizmos)
-    server = Server(tmp_path)
-    server.start()
-    try:
-        catalog_source(plane, namespace, server.port)
-        operator_group(plane, namespace)
-        subscribe(
-            plane,
-            namespace,
-            "Automatic",
-            source="updating",
-            sourceNamespace=namespace,
-            startingCSV=OLD,
-        )
+    with subscribed_to_first_bundle(plane, namespace, tmp_path, change_csv=require_gizmos):
         wait_for(
             lambda: condition(plane, namespace, "ResolutionFailed"),
             timeout=STEP_TIMEOUT,
             what="ResolutionFailed",
         )
         status, text, explained = olm_explain(plane, namespace, "sub/memcached")
-    finally:
-        server.stop()
     assert status == 1, text
     assert "cannot be resolved (ResolutionFailed: ConstraintsNotSatisfiable)" in text
     assert "requires API Gizmo.v1.explain.example.com" in explained["cause"]
@@ -250,30 +234,17 @@ def test_a_failed_install_plan_names_its_cause_and_how_to_retry(
 ) -> None:
     plane = control_plane
     policy = f"olm-py-explain-{namespace}"
-    write_first_bundle_catalog(tmp_path, (admission_policy(policy),))
-    server = Server(tmp_path)
-    server.start()
     try:
-        catalog_source(plane, namespace, server.port)
-        operator_group(plane, namespace)
-        subscribe(
-            plane,
-            namespace,
-            "Automatic",
-            source="updating",
-            sourceNamespace=namespace,
-            startingCSV=OLD,
-        )
-        name = plan_for(plane, namespace, OLD)["metadata"]["name"]
-        wait_for(
-            lambda: plan_phase(plane, namespace, name) == "Failed",
-            timeout=STEP_TIMEOUT,
-            what="the plan to fail",
-        )
-        status, text, explained = olm_explain(plane, namespace, "sub/memcached")
-        by_plan = olm_explain(plane, namespace, f"ip/{name}")[2]
+        with subscribed_to_first_bundle(plane, namespace, tmp_path, (admission_policy(policy),)):
+            name = plan_for(plane, namespace, OLD)["metadata"]["name"]
+            wait_for(
+                lambda: plan_phase(plane, namespace, name) == "Failed",
+                timeout=STEP_TIMEOUT,
+                what="the plan to fail",
+            )
+            status, text, explained = olm_explain(plane, namespace, "sub/memcached")
+            by_plan = olm_explain(plane, namespace, f"ip/{name}")[2]
     finally:
-        server.stop()
         plane.kubectl("delete", "validatingadmissionpolicies", policy, "--ignore-not-found")
     assert status == 1, text
     assert f"-> InstallPlan {name} [Failed/InstallComponentFailed]" in text
