@@ -23,6 +23,7 @@ from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.image import IMAGE_REPOSITORY, ImageError, build_image, package_version
 from olm.devcluster.progress import Progress
 from olm.devcluster.release import ReleaseError
+from olm.explain.cli import add_commands as add_explain_commands
 from olm.installplan.policy import ALLOW_KIND_FLAG, InstallPolicy, parse_kinds
 from olm.installplan.tenancy import ADMIN_NAMESPACES_FLAG, parse_namespaces
 from olm.planshow.cli import add_commands as add_plan_commands
@@ -291,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_uninstall_commands(commands)
     add_rollback_commands(commands)
     add_plan_commands(commands)
+    add_explain_commands(commands)
     dev = commands.add_parser("dev", help="the local Kubernetes control plane")
     dev.add_argument(
         "--state-dir", help="where the cluster keeps its state (default: ~/.local/state/olm-py/dev)"

@@ -38,7 +38,7 @@ from olm.deploy.plan import (
     with_image,
 )
 from olm.devcluster.progress import QUIET, Progress
-from olm.kube.client import api_client
+from olm.kube.connect import Unreachable, reach, user_gateway
 from olm.kube.gateway import Gateway, GatewayError, NotFound, UnservedKind
 
 FIELD_MANAGER = "olm-install"
@@ -68,21 +68,17 @@ def crd_objects(crds: Path = CRDS) -> list[dict[str, Any]]:
 
 def gateway_for(kubeconfig: str | None) -> Gateway:
     try:
-        return Gateway(api_client(kubeconfig), field_manager=FIELD_MANAGER)
-    except Exception as exc:  # no kubeconfig, no in-cluster config: say so, once
-        raise InstallError(f"cannot reach a cluster: {exc}") from exc
+        return user_gateway(kubeconfig, FIELD_MANAGER)
+    except Unreachable as exc:
+        raise InstallError(str(exc)) from exc
 
 
 def _reach(gateway: Gateway) -> str:
     """The cluster's Kubernetes version, or InstallError saying why it cannot be reached."""
     try:
-        return gateway.server_version()
-    except GatewayError as exc:
-        raise InstallError(f"the cluster refused a request: {exc}") from exc
-    except Exception as exc:  # connection refused, TLS, DNS: one line, not a traceback
-        host = getattr(gateway.api.configuration, "host", "?")
-        reason = getattr(exc, "reason", None) or exc
-        raise InstallError(f"cannot reach the cluster at {host}: {reason}") from exc
+        return reach(gateway)
+    except Unreachable as exc:
+        raise InstallError(str(exc)) from exc
 
 
 def _wait(

@@ -31,3 +31,17 @@ def api_client(kubeconfig: Path | str | None = None) -> client.ApiClient:
     configuration = client.Configuration()
     config.load_incluster_config(client_configuration=configuration)
     return client.ApiClient(configuration)
+
+
+def context_namespace(kubeconfig: Path | str | None = None) -> str | None:
+    """The namespace of the kubeconfig's current context (what kubectl uses without -n), or
+    None (no kubeconfig, none set, or in a pod)."""
+    path = source(kubeconfig)
+    if path is None:
+        return None
+    try:
+        _, active = config.list_kube_config_contexts(config_file=path)
+    except Exception:  # unreadable kubeconfig: the caller's connection attempt says why
+        return None
+    namespace = ((active or {}).get("context") or {}).get("namespace")
+    return str(namespace) if namespace else None

@@ -18,7 +18,7 @@ from typing import Any
 
 from olm.api.kinds import KINDS, Kind
 from olm.installplan.stepref import CRD_KIND, Ref, step_manifest, step_ref
-from olm.kube.client import api_client
+from olm.kube.connect import Unreachable, user_gateway
 from olm.kube.errors import GatewayError, NotFound
 from olm.kube.gateway import Gateway
 from olm.kube.protocol import KubeGateway
@@ -36,9 +36,9 @@ class PlanShowError(RuntimeError):
 
 def gateway_for(kubeconfig: str | None) -> Gateway:
     try:
-        return Gateway(api_client(kubeconfig))
-    except Exception as exc:  # no kubeconfig, no in-cluster config: say so, once
-        raise PlanShowError(f"cannot reach a cluster: {exc}") from exc
+        return user_gateway(kubeconfig, "olm-py-plan-show")
+    except Unreachable as exc:
+        raise PlanShowError(str(exc)) from None
 
 
 def _items(gateway: KubeGateway, kind: Kind, namespace: str) -> list[Obj]:

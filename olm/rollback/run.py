@@ -13,7 +13,7 @@ from typing import Any
 
 from olm.api.kinds import KINDS, Kind
 from olm.api.versionpolicy import RollbackReason
-from olm.kube.client import api_client
+from olm.kube.connect import Unreachable, user_gateway
 from olm.kube.errors import GatewayError, NotFound
 from olm.kube.gateway import Gateway
 from olm.kube.protocol import KubeGateway
@@ -31,9 +31,9 @@ class RollbackError(RuntimeError):
 
 def gateway_for(kubeconfig: str | None) -> Gateway:
     try:
-        return Gateway(api_client(kubeconfig), field_manager=FIELD_MANAGER)
-    except Exception as exc:  # no kubeconfig, no in-cluster config: say so, once
-        raise RollbackError(f"cannot reach a cluster: {exc}") from exc
+        return user_gateway(kubeconfig, FIELD_MANAGER)
+    except Unreachable as exc:
+        raise RollbackError(str(exc)) from None
 
 
 def _get(gateway: KubeGateway, kind: Kind, namespace: str, name: str) -> dict[str, Any] | None:

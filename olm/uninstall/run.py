@@ -24,7 +24,7 @@ from typing import Any
 from olm.api.cleanup import CleanupPolicy
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
-from olm.kube.client import api_client
+from olm.kube.connect import Unreachable, reach, user_gateway
 from olm.kube.errors import GatewayError, NotFound
 from olm.kube.gateway import Gateway
 from olm.kube.protocol import KubeGateway
@@ -71,9 +71,9 @@ class UninstallError(RuntimeError):
 
 def gateway_for(kubeconfig: str | None) -> Gateway:
     try:
-        return Gateway(api_client(kubeconfig), field_manager=FIELD_MANAGER)
-    except Exception as exc:  # no kubeconfig, no in-cluster config: say so, once
-        raise UninstallError(f"cannot reach a cluster: {exc}") from exc
+        return user_gateway(kubeconfig, FIELD_MANAGER)
+    except Unreachable as exc:
+        raise UninstallError(str(exc)) from exc
 
 
 def _list(
@@ -272,13 +272,9 @@ def uninstall(
     """Run one uninstall; the exit status (0, or 1 when waiting ran out of time). Raises
     UninstallError on a refused or failed request."""
     try:
-        gateway.server_version()
-    except GatewayError as exc:
-        raise UninstallError(f"the cluster refused a request: {exc}") from exc
-    except Exception as exc:  # connection refused, TLS, DNS: one line, not a traceback
-        raise UninstallError(
-            f"cannot reach the cluster: {getattr(exc, 'reason', None) or exc}"
-        ) from exc
+        reach(gateway)
+    except Unreachable as exc:
+        raise UninstallError(str(exc)) from exc
     try:
         snapshot = read(gateway, package, namespace, flag)
         remaining = remaining_of(gateway, snapshot.crds, candidate_crds(snapshot))

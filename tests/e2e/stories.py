@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +178,37 @@ def write_first_bundle_catalog(
 def exists(plane: ControlPlane, *args: str) -> bool:
     """`kubectl get ARGS` finds the object."""
     return plane.kubectl("get", *args, "--ignore-not-found", "-o", "name").stdout.strip() != ""
+
+
+@contextlib.contextmanager
+def subscribed_to_first_bundle(
+    plane: ControlPlane,
+    namespace: str,
+    directory: Path,
+    extra: tuple[dict[str, Any], ...] = (),
+    change_csv: Callable[[dict[str, Any]], None] | None = None,
+) -> Iterator[None]:
+    """`write_first_bundle_catalog(directory, extra, change_csv)` served by `olm catalog serve`
+    as CatalogSource `updating` of `namespace` (READY), the namespace's OperatorGroup, and an
+    Automatic Subscription `memcached` to its 0.0.1; the catalog server stops at the end."""
+    # Imported here: those story modules import this one.
+    from tests.e2e.test_catalog_updates import Server, catalog_source
+    from tests.e2e.test_subscriptions import subscribe
+
+    write_first_bundle_catalog(directory, extra, change_csv)
+    server = Server(directory)
+    server.start()
+    try:
+        catalog_source(plane, namespace, server.port)
+        operator_group(plane, namespace)
+        subscribe(
+            plane,
+            namespace,
+            "Automatic",
+            source="updating",
+            sourceNamespace=namespace,
+            startingCSV=FIRST,
+        )
+        yield
+    finally:
+        server.stop()
