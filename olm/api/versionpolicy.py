@@ -60,6 +60,9 @@ class OlmPyConditionType(StrEnum):
 
     VERSION_HELD = "VersionHeld"
     ROLLBACK = "Rollback"
+    # True only while the olm-py.io/auto-approve value is not a policy (reason
+    # INVALID_AUTO_APPROVE_EVENT's text); absent otherwise.
+    AUTO_APPROVE_INVALID = "AutoApproveInvalid"
 
 
 class VersionHeldReason(StrEnum):

@@ -42,6 +42,7 @@ from olm.subscription.bundlesteps import Failures, named, plan_steps
 from olm.subscription.policies import (
     annotate_new_plan,
     auto_approve,
+    auto_approve_condition,
     is_rollback,
     rollback_condition,
     rollback_plans,
@@ -411,6 +412,7 @@ def decide(snapshot: Snapshot) -> Plan:
                 status.get("conditions") or [], OlmPyConditionType.VERSION_HELD
             )
         rollback_condition(subscription, status, snapshot)
+        auto_approve_condition(subscription, status, snapshot.now)
         plan.delete_csvs += rolled_back_from({**subscription, "status": status}, snapshot)
         write = _status_write(subscription, status, snapshot)
         if write is not None:

@@ -13,6 +13,7 @@ Invariants: pure; without either annotation nothing here changes a status, a pla
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,9 +22,11 @@ from olm.api.installplan import ConditionStatus, InstallPlanPhase
 from olm.api.planpolicy import SHARED_PLAN_ANNOTATION
 from olm.api.subscription import SubscriptionConditionType
 from olm.api.versionpolicy import (
+    INVALID_AUTO_APPROVE_EVENT,
     INVALID_VERSION_RANGE_EVENT,
     ROLLBACK_PLAN_ANNOTATION,
     VERSION_RANGE_ANNOTATION,
+    AutoApprove,
     OlmPyConditionType,
     RollbackReason,
     VersionHeldReason,
@@ -31,7 +34,7 @@ from olm.api.versionpolicy import (
 from olm.installplan.crdsafety import stored_versions_problem
 from olm.installplan.steps import Step
 from olm.resolution.model import Candidate
-from olm.subscription.autoapprove import Move, approve_new_plan
+from olm.subscription.autoapprove import Move, approve_new_plan, invalid_message, policy_of
 from olm.subscription.resolve import rollback_target
 from olm.subscription.snapshot import NamespaceEvent, Snapshot
 from olm.subscription.status import find, remove_conditions, set_condition
@@ -59,6 +62,29 @@ def auto_approve(
     the Events that say so (or that a policy is not one)."""
     moves = [_move(snapshot, statuses, name, to) for name, to in moved.items()]
     return [NamespaceEvent(*event) for event in approve_new_plan(body, moves, dependencies)]
+
+
+def auto_approve_condition(
+    subscription: Mapping[str, Any], status: dict[str, Any], now: datetime.datetime
+) -> None:
+    """AutoApproveInvalid on a Subscription whose auto-approve value is not a policy (its
+    plans then wait for a person, as Manual does); absent otherwise."""
+    policy = policy_of(subscription)
+    conditions = status.get("conditions") or []
+    if not isinstance(policy, str) or isinstance(policy, AutoApprove):
+        status["conditions"] = remove_conditions(
+            conditions, OlmPyConditionType.AUTO_APPROVE_INVALID
+        )
+        return
+    message = invalid_message(str(subscription["metadata"]["name"]), policy)
+    status["conditions"] = set_condition(
+        conditions,
+        OlmPyConditionType.AUTO_APPROVE_INVALID,
+        ConditionStatus.TRUE,
+        INVALID_AUTO_APPROVE_EVENT,
+        message,
+        now,
+    )
 
 
 def version_held(

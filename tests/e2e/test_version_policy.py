@@ -164,6 +164,14 @@ def test_a_value_that_is_not_a_policy_is_explained_and_the_plan_waits(
     message = wait_for(explained, timeout=STEP_TIMEOUT, what="the InvalidAutoApprove Event")
     assert "olm-py.io/auto-approve='weekly' is not a policy" in message
 
+    # kubectl describe subscription: the same, in a condition of its own.
+    def on_subscription() -> dict[str, Any] | None:
+        found = subscription(plane, namespace).get("status", {}).get("conditions") or []
+        return next((c for c in found if c["type"] == "AutoApproveInvalid"), None)
+
+    said = wait_for(on_subscription, timeout=STEP_TIMEOUT, what="AutoApproveInvalid")
+    assert said["status"] == "True" and said["message"] == message
+
 
 def test_a_range_holds_the_subscription_below_a_newer_version_and_says_so(
     control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str

@@ -166,7 +166,11 @@ def test_version_range_says_itself_in_olm_pys_own_condition() -> None:
     )
 
     assert VERSION_RANGE_ANNOTATION == "olm-py.io/version-range"
-    assert [c.value for c in OlmPyConditionType] == ["VersionHeld", "Rollback"]
+    assert [c.value for c in OlmPyConditionType] == [
+        "VersionHeld",
+        "Rollback",
+        "AutoApproveInvalid",
+    ]
     # never one of OLM's own condition types: OLM's tools read those
     assert not {c.value for c in OlmPyConditionType} & {c.value for c in SubscriptionConditionType}
     assert {r.value for r in VersionHeldReason} == {

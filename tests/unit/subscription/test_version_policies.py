@@ -169,3 +169,15 @@ def test_once_the_rollback_plan_is_complete_the_version_rolled_back_from_is_dele
         decide(dataclasses.replace(snapshot, plans={plan["metadata"]["name"]: plan})).delete_csvs
         == []
     )
+
+
+def test_an_auto_approve_value_that_is_not_a_policy_is_said_on_the_subscription() -> None:
+    plan = install_plan("install-aaaaa", [V2], "Complete")
+    status = {"currentCSV": V2, "installedCSV": V2, "state": "AtLatestKnown", **reference(plan)}
+    sub = annotated(
+        subscription(status=status, installPlanApproval="Manual"), auto_approve="weekly"
+    )
+    [write] = decide(world([sub], csvs=[csv(V2)], plans=[plan])).statuses
+    said = conditions(write.status)["AutoApproveInvalid"]
+    assert (said["status"], said["reason"]) == ("True", "InvalidAutoApprove")
+    assert "olm-py.io/auto-approve='weekly' is not a policy" in said["message"]
