@@ -19,6 +19,7 @@ Invariant: pure.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 
@@ -26,6 +27,7 @@ from olm.api.catalogsource import ConnectionState, SourceType
 from olm.api.installplan import InstallPlanPhase
 from olm.api.kinds import KINDS, Kind
 from olm.api.subscription import SubscriptionConditionType, SubscriptionReason, SubscriptionState
+from olm.api.versionpolicy import OlmPyConditionType
 from olm.explain import commands
 from olm.explain.catalog import explain_catalog, missing_catalog
 from olm.explain.csv import explain_csv
@@ -57,7 +59,22 @@ INSTALLED_HERE = re.compile(
 )
 
 
+OLM_PY_CONDITIONS = frozenset(c.value for c in OlmPyConditionType)
+
+
 def explain_subscription(snapshot: Snapshot, subscription: Obj) -> Explanation:
+    """The chain from the Subscription, with what olm-py's own annotations say on it (a
+    version range holding it, a rollback, an auto-approve value that is not a policy)."""
+    found = _explain(snapshot, subscription)
+    said = tuple(
+        f"{c['type']} ({c.get('reason', '')}): {c.get('message', '')}"
+        for c in status(subscription).get("conditions") or []
+        if c.get("type") in OLM_PY_CONDITIONS and c.get("message")
+    )
+    return dataclasses.replace(found, notes=(*found.notes, *said)) if said else found
+
+
+def _explain(snapshot: Snapshot, subscription: Obj) -> Explanation:
     sub_name, sub_ns = name(subscription), namespace(subscription)
     sub_status = status(subscription)
     state = str(sub_status.get("state") or "")

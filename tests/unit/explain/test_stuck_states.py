@@ -552,3 +552,14 @@ def test_unreadable_objects_are_noted() -> None:
     snap = Snapshot(NS, subscriptions=[sub()], unreadable=("OperatorGroups",))
     found = run(snap, Kind.SUBSCRIPTION, "memcached")
     assert found.notes == ("could not read OperatorGroups; the chain may stop short",)
+
+
+def test_a_healthy_subscription_says_what_its_version_range_holds_back() -> None:
+    held = condition(
+        "VersionHeld", "OutsideVersionRange", "olm-py.io/version-range '<0.1.0' holds back 0.1.0"
+    )
+    found = run(snapshot(subscriptions=[sub(conditions=[held])]), Kind.SUBSCRIPTION, "memcached")
+    assert found.healthy
+    assert found.notes == (
+        "VersionHeld (OutsideVersionRange): olm-py.io/version-range '<0.1.0' holds back 0.1.0",
+    )
