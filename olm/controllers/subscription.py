@@ -23,6 +23,7 @@ from typing import Any
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.kinds import KINDS, Kind
 from olm.api.subscription import RESOLUTION_FAILED_EVENT
+from olm.api.versionpolicy import ROLLBACK_ANNOTATION
 from olm.catalogsource.trust import CatalogTrust
 from olm.controllers.catalogsource import CatalogCache
 from olm.controllers.queue import WorkQueue
@@ -226,6 +227,18 @@ class SubscriptionController:
         for name in plan.delete_csvs:  # what a finished `olm rollback` rolled back from
             log.info("deleting ClusterServiceVersion %s/%s: rolled back from", namespace, name)
             self.gateway.delete(CSV.api_version, CSV.kind.value, namespace, name)
+        for name in plan.delete_plans:
+            log.info("deleting InstallPlan %s/%s: its CSVs were rolled back", namespace, name)
+            self.gateway.delete(INSTALL_PLAN.api_version, INSTALL_PLAN.kind.value, namespace, name)
+        for name in plan.rollbacks_done:  # carried out once: the request goes
+            with contextlib.suppress(NotFound):
+                self.gateway.patch(
+                    SUBSCRIPTION.api_version,
+                    SUBSCRIPTION.kind.value,
+                    namespace,
+                    name,
+                    {"metadata": {"annotations": {ROLLBACK_ANNOTATION: None}}},
+                )
         for event in plan.events:
             self._namespace_event(namespace, event)
         return requeue

@@ -7,6 +7,9 @@ shorthands users bring from npm and Helm, expanded before parsing:
 - `~1.2.3` is `>=1.2.3 <1.3.0`, `~1.2` is `>=1.2.0 <1.3.0`, `~1` is `>=1.0.0 <2.0.0`;
 - `^1.2.3` is `>=1.2.3 <2.0.0`, `^0.2.3` is `>=0.2.3 <0.3.0`, `^0.0.3` is `>=0.0.3 <0.0.4`.
 
+A prerelease (`17.0.0-rc.1`) is in a range only when the range names a prerelease, as in npm:
+blang alone would let `17.0.0-rc.1` into `<17.0.0`, the opposite of what a pin means.
+
 Invariants: pure; a range that does not parse raises SemverError with a message naming the
 annotation's value; `held_back` lists only versions newer than the current one, newest first.
 """
@@ -61,10 +64,19 @@ def parse_version_range(text: str) -> Range:
 
 
 def in_range(version_range: Range, version: str) -> bool:
+    """Whether `version` is in the range; a prerelease only when the range itself names a
+    prerelease (npm's rule: `<17.0.0` must not let 17.0.0-rc.1 in)."""
     try:
-        return version_range.contains(version)
+        parsed = parse_tolerant(version)
     except SemverError:
         return False  # a bundle whose version does not parse is never in a range
+    if parsed.pre and not _names_prerelease(version_range.text):
+        return False
+    return version_range(parsed)
+
+
+def _names_prerelease(text: str) -> bool:
+    return any("-" in token.lstrip("<>=!~^") for token in text.split())
 
 
 def held_back(version_range: Range, current: str, versions: Iterable[str]) -> list[str]:
@@ -80,7 +92,7 @@ def held_back(version_range: Range, current: str, versions: Iterable[str]) -> li
             version = parse_tolerant(text)
         except SemverError:
             continue
-        if (floor is None or version > floor) and not version_range(version):
+        if (floor is None or version > floor) and not in_range(version_range, text):
             newer.append(version)
     return [str(v) for v in sorted(newer, reverse=True)]
 
@@ -120,11 +132,12 @@ def restrict(
                     f"the other, e.g. {_fix(wanted.name, f'>={start.version}')}"
                 )
         return kept, ""
-    versions = ", ".join(held_back(allowed, "", (c.version for c in pool))) or "none"
+    there = held_back(allowed, "", (c.version for c in pool))
+    example = f">={there[-1]}" if there else ">=0.0.0"
     return [], (
         f"no bundle of package {wanted.package!r} in its channel is within its "
-        f"{VERSION_RANGE_ANNOTATION} {wanted.version_range!r} (versions there: {versions}). "
-        f"Fix: {_fix(wanted.name, '>=' + (versions.split(', ')[-1] if pool else '0.0.0'))}"
+        f"{VERSION_RANGE_ANNOTATION} {wanted.version_range!r} (versions there: "
+        f"{', '.join(there) or 'none'}). Fix: {_fix(wanted.name, example)}"
     )
 
 

@@ -6,7 +6,8 @@ to Installing as for a person's approval) when every Manual Subscription the pla
 policy (olm.api.versionpolicy) that allows its own step:
 - a first install (no installed CSV) is a step of size `first`;
 - an upgrade is `patch`, `minor` or `major` by the first semver part that changes;
-  a downgrade or a version that does not parse is never approved by a policy but `all`.
+  a downgrade, a prerelease, or a version that is unknown or does not parse is never approved
+  by a policy but `all`.
 Automatic Subscriptions moved by the same plan need no approval. A plan that also installs
 dependencies (bundles no Subscription of the namespace asked for) is approved only when every
 Manual Subscription's policy is `all`: what a dependency brings is not sized by a version step.
@@ -61,15 +62,16 @@ class AutoApproval:
     invalid: tuple[str, ...] = ()
 
 
-def step_size(installed_version: str, version: str) -> str | None:
-    """`first`, `patch`, `minor` or `major`; None for a downgrade or an unparseable version."""
-    if not installed_version:
+def step_size(installed_version: str, version: str, installed: str = "") -> str | None:
+    """`first` (nothing installed), `patch`, `minor` or `major`; None for a downgrade, a
+    prerelease, or a version that is unknown or does not parse (only `all` approves those)."""
+    if not installed and not installed_version:
         return "first"
     try:
         old, new = parse_version(installed_version), parse_version(version)
     except SemverError:
         return None
-    if new <= old:
+    if new <= old or new.pre:
         return None
     if new.major != old.major:
         return "major"
@@ -117,7 +119,7 @@ def auto_approval(moves: Sequence[Move], dependencies: Sequence[str]) -> AutoApp
                 invalid.append(name)
             approved = False
             continue
-        size = step_size(move.installed_version, move.version)
+        size = step_size(move.installed_version, move.version, move.installed)
         rank = _SIZES.index(size) if size is not None else len(_SIZES)
         if dependencies and policy != AutoApprove.ALL:
             approved = False

@@ -44,9 +44,11 @@ from olm.subscription.policies import (
     auto_approve,
     auto_approve_condition,
     is_rollback,
+    request_done,
     rollback_condition,
     rollback_plans,
     rolled_back_from,
+    stale_plans,
     version_held,
 )
 from olm.subscription.resolve import (
@@ -174,14 +176,17 @@ def _one_plan(
         subscriptions = tuple(s for s in subscriptions if s["metadata"]["name"] in moved)
     # `olm rollback`: a plan of its own, never the one that first installed the same CSV.
     back = {n: c for n, c in moved.items() if is_rollback(named(snapshot, n), c)}
-    reusable_plans = rollback_plans(result.plans) if back else plans
+    reusable_plans = rollback_plans(result.plans, unfinished=True) if back else plans
     uids = [s["metadata"].get("uid", "") for s in subscriptions]
     referenced = {ip.ref_name(result.statuses[name]) for name in moved}
     every = [*names, *(bundle for bundle, _ in dependencies)]
     reused = ip.reusable(reusable_plans, every, uids, referenced)
     if reused is None:
         # Dependencies a running or waiting plan installs already are not planned twice.
-        pending = ip.pending_csvs(plans, uids)
+        # (Over every Subscription of the namespace: one with a plan of its own may be
+        # installing the dependency already.)
+        every_uid = [s["metadata"].get("uid", "") for s in snapshot.subscriptions]
+        pending = ip.pending_csvs(plans, every_uid)
         dependencies = [(b, s) for b, s in dependencies if b not in pending]
         every = [*names, *(bundle for bundle, _ in dependencies)]
         reused = ip.reusable(reusable_plans, every, uids, referenced)
@@ -413,7 +418,11 @@ def decide(snapshot: Snapshot) -> Plan:
             )
         rollback_condition(subscription, status, snapshot)
         auto_approve_condition(subscription, status, snapshot.now)
-        plan.delete_csvs += rolled_back_from({**subscription, "status": status}, snapshot)
+        deleted = rolled_back_from({**subscription, "status": status}, snapshot)
+        plan.delete_csvs += deleted
+        plan.delete_plans += stale_plans(deleted, snapshot)
+        if request_done(subscription, status):
+            plan.rollbacks_done.append(name)
         write = _status_write(subscription, status, snapshot)
         if write is not None:
             plan.statuses.append(write)

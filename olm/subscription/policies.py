@@ -24,6 +24,7 @@ from olm.api.subscription import SubscriptionConditionType
 from olm.api.versionpolicy import (
     INVALID_AUTO_APPROVE_EVENT,
     INVALID_VERSION_RANGE_EVENT,
+    ROLLBACK_ANNOTATION,
     ROLLBACK_PLAN_ANNOTATION,
     VERSION_RANGE_ANNOTATION,
     AutoApprove,
@@ -145,12 +146,17 @@ def is_rollback(subscription: Mapping[str, Any], to: Candidate) -> bool:
     return bool(target) and to.bundle == target
 
 
-def rollback_plans(plans: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """The plans `olm rollback` made (the only ones a rollback may reuse)."""
+def rollback_plans(
+    plans: Mapping[str, Mapping[str, Any]], unfinished: bool = False
+) -> dict[str, Mapping[str, Any]]:
+    """The plans `olm rollback` made; `unfinished`: only those not Complete or Failed (the
+    only ones a new rollback may reuse: an earlier rollback's plan is history)."""
+    finished = (InstallPlanPhase.COMPLETE.value, InstallPlanPhase.FAILED.value)
     return {
         name: plan
         for name, plan in plans.items()
         if ROLLBACK_PLAN_ANNOTATION in ((plan.get("metadata") or {}).get("annotations") or {})
+        and not (unfinished and (plan.get("status") or {}).get("phase") in finished)
     }
 
 
@@ -192,6 +198,30 @@ def rolled_back_from(subscription: Mapping[str, Any], snapshot: Snapshot) -> lis
     )
 
 
+def stale_plans(deleted: Sequence[str], snapshot: Snapshot) -> list[str]:
+    """The finished plans that installed only CSVs a rollback deletes: gone with them, so a
+    later upgrade to the same version gets a plan of its own (OLM reuses a plan that names
+    the same CSVs, and a plan whose CSVs are gone would never install them again)."""
+    gone = set(deleted)
+    return sorted(
+        name
+        for name, plan in snapshot.plans.items()
+        if set((plan.get("spec") or {}).get("clusterServiceVersionNames") or []) <= gone
+        and gone
+        and (plan.get("status") or {}).get("phase")
+        in (InstallPlanPhase.COMPLETE.value, InstallPlanPhase.FAILED.value)
+    )
+
+
+def request_done(subscription: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """The rollback is done (its condition says RolledBack): olm-py removes the request, so it
+    is carried out once (a later upgrade is not rolled back again)."""
+    if not rollback_target(subscription):
+        return False
+    found = find(status.get("conditions") or [], OlmPyConditionType.ROLLBACK)
+    return found is not None and found.get("reason") == RollbackReason.ROLLED_BACK.value
+
+
 def rollback_condition(
     subscription: Mapping[str, Any],
     status: dict[str, Any],
@@ -201,7 +231,16 @@ def rollback_condition(
     conditions = status.get("conditions") or []
     target = rollback_target(subscription)
     if not target:
-        status["conditions"] = remove_conditions(conditions, OlmPyConditionType.ROLLBACK)
+        # Done and its request removed: RolledBack stays while that CSV is what is installed.
+        said = find(conditions, OlmPyConditionType.ROLLBACK)
+        installed_now = str(status.get("installedCSV") or "")
+        if not (
+            said is not None
+            and said.get("reason") == RollbackReason.ROLLED_BACK.value
+            and installed_now
+            and f"back on {installed_now};" in str(said.get("message") or "")
+        ):
+            status["conditions"] = remove_conditions(conditions, OlmPyConditionType.ROLLBACK)
         return
     meta = subscription["metadata"]
     name, namespace = meta["name"], meta.get("namespace", "")
@@ -220,7 +259,8 @@ def rollback_condition(
             ConditionStatus.TRUE,
             RollbackReason.ROLLED_BACK,
             f"{name} is back on {target}; its {VERSION_RANGE_ANNOTATION} annotation holds it "
-            "there (change or remove it to upgrade again)",
+            "there (change or remove it to upgrade again; olm-py has removed the request, "
+            f"{ROLLBACK_ANNOTATION})",
         )
     elif current == target and plan and plan_phase != InstallPlanPhase.COMPLETE.value:
         wanted = (

@@ -208,11 +208,13 @@ class Plan:
     events: list[NamespaceEvent] = field(default_factory=list)
     unpacks: list[UnpackRequest] = field(default_factory=list)
     requeue_after: float | None = None
-    # CSVs a finished `olm rollback` leaves behind (the version rolled back from).
+    # What a finished `olm rollback` leaves behind: the CSVs rolled back from, the finished
+    # plans that installed only them, and the requests (Subscriptions) to remove.
     delete_csvs: list[str] = field(default_factory=list)
+    delete_plans: list[str] = field(default_factory=list)
+    rollbacks_done: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (
-            self.create or self.plan_statuses or self.statuses or self.events or self.delete_csvs
-        )
+        rollback = self.delete_csvs or self.delete_plans or self.rollbacks_done
+        return not (self.create or self.plan_statuses or self.statuses or self.events or rollback)

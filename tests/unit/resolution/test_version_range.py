@@ -8,7 +8,12 @@ import pytest
 from olm.catalog.semver import SemverError
 from olm.resolution.model import Installed
 from olm.resolution.resolver import Resolver
-from olm.resolution.versionrange import expand_shorthands, held_back, parse_version_range
+from olm.resolution.versionrange import (
+    expand_shorthands,
+    held_back,
+    in_range,
+    parse_version_range,
+)
 from tests.unit.resolution.test_resolver import MEMCACHED_API, SAMPLES, samples, want
 
 V003 = Installed("memcached-operator.v0.0.3", "memcached-operator", "0.0.3", (MEMCACHED_API,))
@@ -132,3 +137,18 @@ def test_without_a_range_nothing_is_said() -> None:
     )
     assert decision.chosen["memcached"].bundle == "memcached-operator.v0.1.0"  # type: ignore[union-attr]
     assert decision.version_holds == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "version", "inside"),
+    [
+        (">=16.0.0 <17.0.0", "17.0.0-rc.1", False),
+        ("^1.2.3", "2.0.0-alpha.1", False),
+        (">=16.0.0 <17.0.0", "16.5.0-rc.1", False),
+        (">=17.0.0-rc.0 <18.0.0", "17.0.0-rc.1", True),
+    ],
+)
+def test_a_prerelease_is_in_a_range_only_when_the_range_names_one(
+    text: str, version: str, inside: bool
+) -> None:
+    assert in_range(parse_version_range(text), version) is inside

@@ -37,10 +37,15 @@ def upgrade(subscription: Any, old: str, new: str) -> Move:
         ("1.2.3", "1.2.3", None),
         ("1.2.3", "1.2.0", None),
         ("1.0.0", "not-a-version", None),
+        ("1.0.0", "1.0.1-rc.1", None),  # a prerelease: only `all`
     ],
 )
 def test_step_sizes(old: str, new: str, size: str | None) -> None:
-    assert step_size(old, new) == size
+    assert step_size(old, new, f"op.v{old}" if old else "") == size
+
+
+def test_an_installed_csv_of_unknown_version_is_no_first_install() -> None:
+    assert step_size("", "9.0.0", "op.v1.0.0") is None
 
 
 @pytest.mark.parametrize(

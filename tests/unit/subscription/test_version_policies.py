@@ -161,8 +161,10 @@ def test_once_the_rollback_plan_is_complete_the_version_rolled_back_from_is_dele
     plan["metadata"]["annotations"] = {"olm-py.io/rollback": f"memcached: {V2} -> {V1}"}
     status = {"currentCSV": V1, "installedCSV": V2, "state": "UpgradePending", **reference(plan)}
     sub = annotated(subscription(status=status), rollback_to=V1, version_range="0.0.1")
-    snapshot = world([sub], csvs=[csv(V1), csv(V2, replaces=V1)], plans=[plan])
-    assert decide(snapshot).delete_csvs == [V2]
+    first = install_plan("install-aaaaa", [V2], "Complete")  # what installed V2: goes with it
+    snapshot = world([sub], csvs=[csv(V1), csv(V2, replaces=V1)], plans=[plan, first])
+    decision = decide(snapshot)
+    assert (decision.delete_csvs, decision.delete_plans) == ([V2], ["install-aaaaa"])
     # The first plan that installed V1 is no rollback's: nothing is deleted for it.
     del plan["metadata"]["annotations"]
     assert (
@@ -181,3 +183,21 @@ def test_an_auto_approve_value_that_is_not_a_policy_is_said_on_the_subscription(
     said = conditions(write.status)["AutoApproveInvalid"]
     assert (said["status"], said["reason"]) == ("True", "InvalidAutoApprove")
     assert "olm-py.io/auto-approve='weekly' is not a policy" in said["message"]
+
+
+def test_a_done_rollback_removes_its_request_so_it_is_carried_out_once() -> None:
+    plan = install_plan("install-bbbbb", [V1], "Complete")
+    plan["metadata"]["annotations"] = {"olm-py.io/rollback": f"memcached: {V2} -> {V1}"}
+    status = {"currentCSV": V1, "installedCSV": V1, "state": "AtLatestKnown", **reference(plan)}
+    sub = annotated(subscription(status=status), rollback_to=V1, version_range="0.0.1")
+    done = csv(V1, status={"phase": "Succeeded", "reason": "InstallSucceeded"})
+    decision = decide(world([sub], csvs=[done], plans=[plan]))
+    assert decision.rollbacks_done == ["memcached"]
+    [write] = decision.statuses
+    said = conditions(write.status)["Rollback"]
+    assert (said["status"], said["reason"]) == ("True", "RolledBack")
+    # Once the request is gone the condition stays while V1 is what is installed.
+    del sub["metadata"]["annotations"]["olm-py.io/rollback-to"]
+    sub["status"] = write.status
+    again = decide(world([sub], csvs=[done], plans=[plan]))
+    assert again.rollbacks_done == [] and again.statuses == []
