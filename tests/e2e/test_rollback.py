@@ -12,6 +12,7 @@ a rollback that would lose stored objects is refused and changes nothing.
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -36,17 +37,38 @@ OLD, NEW = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2"
 SUB = "subscription.operators.coreos.com"
 
 
-def write_catalog(directory: Path, change: Callable[[list[dict[str, Any]]], None]) -> None:
-    """The samples catalog with 0.0.2's objects changed by `change`."""
+# The refusal story's CRD: a group of its own, so the stored version it leaves behind cannot
+# refuse the Memcached CRD updates of the stories after it (CRDs are cluster-wide).
+OWN_GROUP = "rollback.example.com"
+
+
+def write_catalog(
+    directory: Path, change: Callable[[list[dict[str, Any]]], None], group: str = ""
+) -> None:
+    """The samples catalog with 0.0.2's objects changed by `change`; with `group`, every
+    memcached bundle's CRD in that API group instead of cache.example.com."""
     catalog = build()
     package = catalog.packages["memcached-operator"]
-    objects = copy.deepcopy(package.bundles[NEW].objects)
-    change(objects)
-    csv = next(o for o in objects if o["kind"] == "ClusterServiceVersion")
-    package.bundles[NEW] = Bundle(
-        NEW, package.name, properties=bundle_properties(package.name, csv, objects, [])
-    )
+    for name in list(package.bundles):
+        objects = copy.deepcopy(package.bundles[name].objects)
+        if name == NEW:
+            change(objects)
+        if group:
+            in_group(objects, group)
+        csv = next(o for o in objects if o["kind"] == "ClusterServiceVersion")
+        package.bundles[name] = Bundle(
+            name, package.name, properties=bundle_properties(package.name, csv, objects, [])
+        )
     (directory / "catalog.yaml").write_text(to_yaml(catalog))
+
+
+def in_group(objects: list[dict[str, Any]], group: str) -> None:
+    crd = next(o for o in objects if o["kind"] == "CustomResourceDefinition")
+    crd["spec"]["group"] = group
+    crd["metadata"]["name"] = f"{crd['spec']['names']['plural']}.{group}"
+    csv = next(o for o in objects if o["kind"] == "ClusterServiceVersion")
+    for owned in csv["spec"]["customresourcedefinitions"]["owned"]:
+        owned["name"] = crd["metadata"]["name"]
 
 
 def never_available(objects: list[dict[str, Any]]) -> None:
@@ -169,12 +191,18 @@ def test_a_rollback_that_would_lose_stored_objects_is_refused_and_changes_nothin
     control_plane: ControlPlane, olm_operator: OlmOperator, namespace: str, tmp_path: Path
 ) -> None:
     plane = control_plane
-    write_catalog(tmp_path, stores_v1beta1)
+    write_catalog(tmp_path, stores_v1beta1, group=OWN_GROUP)
     server = upgraded_from_catalog(plane, namespace, tmp_path)
     try:
         wait_phase(plane, namespace, NEW, "Succeeded/InstallSucceeded")
-        memcached(plane, namespace, "cache-a")  # stored as v1beta1
-        stored = plane.get_json("crd", "memcacheds.cache.example.com")["status"]["storedVersions"]
+        stored_as_v1beta1 = {
+            "apiVersion": f"{OWN_GROUP}/v1beta1",
+            "kind": "Memcached",
+            "metadata": {"name": "cache-a"},
+            "spec": {"size": 1},
+        }
+        plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(stored_as_v1beta1))
+        stored = plane.get_json("crd", f"memcacheds.{OWN_GROUP}")["status"]["storedVersions"]
         assert "v1beta1" in stored
 
         refused = olm_rollback(plane, namespace)
