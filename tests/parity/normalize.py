@@ -334,13 +334,20 @@ def _list_key(items: list[Any]) -> str | None:
     return None
 
 
+KEYED_MAPS = ("labels", "annotations")
+
+
 def diff_values(reference: Any, olm_py: Any, path: str = "") -> list[tuple[str, Any, Any]]:
     """(JSON path, reference value, olm-py value) for every leaf that differs."""
     if isinstance(reference, dict) and isinstance(olm_py, dict):
         out: list[tuple[str, Any, Any]] = []
         for key in sorted(set(reference) | set(olm_py)):
             sub = f"{path}.{key}" if path else key
-            if key not in olm_py:
+            if key in KEYED_MAPS and isinstance(reference.get(key, olm_py.get(key)), dict):
+                # labels and annotations are maps of independent keys: one side having none
+                # is a difference per key (so a listed annotation stays listed)
+                out.extend(diff_values(reference.get(key, {}), olm_py.get(key, {}), sub))
+            elif key not in olm_py:
                 out.append((sub, reference[key], MISSING))
             elif key not in reference:
                 out.append((sub, MISSING, olm_py[key]))

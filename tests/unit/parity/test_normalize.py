@@ -295,6 +295,18 @@ def test_events_become_distinct_reasons_per_object() -> None:
         pytest.param({"l": [1, 2]}, {"l": [1, 3]}, [("l[1]", 2, 3)], id="list-by-index"),
         pytest.param({"l": [1, 2]}, {"l": [1]}, [("l", [1, 2], [1])], id="list-length"),
         pytest.param({"a": 1}, {"a": "1"}, [("a", 1, "1")], id="type-change"),
+        pytest.param(
+            {"metadata": {"name": "p"}},
+            {"metadata": {"name": "p", "annotations": {"x/y": "1", "z": "2"}}},
+            [("metadata.annotations.x/y", MISSING, "1"), ("metadata.annotations.z", MISSING, "2")],
+            id="annotations-on-one-side-differ-per-key",
+        ),
+        pytest.param(
+            {"metadata": {"labels": {"l": "1"}}},
+            {"metadata": {}},
+            [("metadata.labels.l", "1", MISSING)],
+            id="labels-on-one-side-differ-per-key",
+        ),
     ],
 )
 def test_diff_values(reference: Any, olm_py: Any, expected: list[tuple[str, Any, Any]]) -> None:
