@@ -14,7 +14,8 @@ from typing import Any
 
 import yaml
 
-from olm.catalog.formats import detect, is_bundle_dir, load
+from olm.catalog.bundledir import is_bundle_dir
+from olm.catalog.formats import detect, load
 from olm.catalog.inspect import inspect, table
 from olm.catalog.picture import PictureError, rendered
 from olm.catalog.render import to_json, to_yaml

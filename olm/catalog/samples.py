@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
-from olm.catalog.formats import bundle_properties
 from olm.catalog.model import Bundle, Catalog, Channel, Entry, Package
+from olm.catalog.registryv1 import bundle_properties
 from olm.catalog.render import to_yaml
 from olm.data import SAMPLE_OPERATORS, SAMPLES_CATALOG
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -63,3 +64,13 @@ def iter_documents(text: str) -> Iterator[tuple[int, Any]]:
             line = mark.line + 1 if mark is not None else None
             problem = getattr(exc, "problem", None) or str(exc)
             raise DocumentError(f"invalid YAML: {problem}", index + 1, line) from exc
+
+
+def first_document(path: Path) -> Any:
+    """The first document of the file at `path`; None when it has none or cannot be read."""
+    try:
+        for _, document in iter_documents(path.read_text()):
+            return document
+    except (OSError, UnicodeDecodeError, DocumentError):
+        return None
+    return None

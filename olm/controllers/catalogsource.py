@@ -37,7 +37,7 @@ import grpc
 
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.kinds import KINDS, Kind
-from olm.catalog.formats import configmap_catalog
+from olm.catalog.configmap import configmap_catalog
 from olm.catalog.model import Catalog
 from olm.catalogsource.decide import (
     Cached,

@@ -36,17 +36,11 @@ from olm.controllers.store import Store
 from olm.groups.serviceaccount import query_service_account, user_of
 from olm.installplan.attenuation import forbidden_message
 from olm.installplan.crdsafety import versions_to_check
-from olm.installplan.decide import (
-    ATTENUATED_REF,
-    Plan,
-    Snapshot,
-    Verb,
-    decide,
-    forbidden,
-    interrupted,
-)
+from olm.installplan.decide import decide
+from olm.installplan.partial import forbidden, interrupted
 from olm.installplan.policy import DEFAULT_POLICY, InstallPolicy
-from olm.installplan.status import status_patch
+from olm.installplan.snapshot import Plan, Snapshot, Verb
+from olm.installplan.status import ATTENUATED_REF, status_patch
 from olm.installplan.stepref import CRD_KIND, Ref, owner_csvs, step_manifest, step_ref
 from olm.installplan.tenancy import Right, needed_rights
 from olm.kube.errors import Conflict, GatewayError, NotFound, UnservedKind

@@ -44,7 +44,7 @@ from olm.controllers.store import Store
 from olm.csv.rbac import RbacSnapshot
 from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
 from olm.install.apiservices import names as apiservice_names
-from olm.installplan.decide import ATTENUATED_REF
+from olm.installplan.status import ATTENUATED_REF
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
 from olm.scope.apiroles import (

@@ -21,7 +21,7 @@ import sys
 import time
 from typing import Any
 
-from olm.catalog.formats import configmap_catalog
+from olm.catalog.configmap import configmap_catalog
 from olm.catalog.model import Catalog
 from olm.kube.client import api_client
 from olm.kube.errors import GatewayError

@@ -19,6 +19,10 @@ from olm.api.installplan import (
 )
 from olm.csv.status import timestamp
 
+# The status field naming the ServiceAccount a scoped plan's steps are written as (OLM's
+# attenuated ServiceAccount; set by the group check, `olm.installplan.decide`).
+ATTENUATED_REF = "attenuatedServiceAccountRef"
+
 
 def set_condition(
     conditions: list[dict[str, Any]],

@@ -152,8 +152,8 @@ def write_first_bundle_catalog(
     """A catalog (for `olm catalog serve DIRECTORY`) of the samples package with memcached-operator
     0.0.1 alone, so an Automatic Subscription stays on it: `extra` objects added to its bundle,
     its CSV changed by `change_csv`."""
-    from olm.catalog.formats import bundle_properties
     from olm.catalog.model import Bundle
+    from olm.catalog.registryv1 import bundle_properties
     from olm.catalog.render import to_yaml
     from olm.catalog.samples import build
 

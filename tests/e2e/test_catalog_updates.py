@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from olm.catalog.formats import bundle_properties
 from olm.catalog.model import Bundle, Entry
+from olm.catalog.registryv1 import bundle_properties
 from olm.catalog.render import to_yaml
 from olm.catalog.samples import build
 from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for

@@ -12,8 +12,8 @@ import pytest
 from olm.csv.phase import RETRY_FAILED_INSTALL_AFTER, decide
 from olm.install.deployments import refusal_message
 from olm.install.strategy import InvalidStrategy, parse_strategy
-from olm.installplan.decide import Snapshot
 from olm.installplan.decide import decide as decide_plan
+from olm.installplan.snapshot import Snapshot
 from olm.registry import registry_pb2 as pb
 from olm.registry.client import UnreadableAnswer, _decode
 from tests.unit.test_csv_phase import NOW, csv, world

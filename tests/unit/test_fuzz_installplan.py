@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from olm.api.installplan import InstallPlanPhase, StepStatus
-from olm.installplan.decide import Plan, Snapshot, decide
+from olm.installplan.decide import decide
+from olm.installplan.snapshot import Plan, Snapshot
 from olm.installplan.stepref import step_manifest, step_ref
 from olm.installplan.steps import plan_bundle
 from tests.unit.fuzz_corpus import FUZZ_SETTINGS, catalogs, junk, mutated

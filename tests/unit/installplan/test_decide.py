@@ -10,14 +10,9 @@ from typing import Any
 
 import pytest
 
-from olm.installplan.decide import (
-    Action,
-    Plan,
-    Snapshot,
-    Verb,
-    decide,
-    interrupted,
-)
+from olm.installplan.decide import decide
+from olm.installplan.partial import interrupted
+from olm.installplan.snapshot import Action, Plan, Snapshot, Verb
 from olm.installplan.status import status_patch
 from olm.installplan.stepref import step_manifest, step_ref
 from tests.unit.installplan.plans import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from olm.installplan.decide import Snapshot, decide
+from olm.installplan.decide import decide
 from olm.installplan.policy import (
     OLM_INSTALLABLE_KINDS,
     InstallPolicy,
@@ -16,6 +16,7 @@ from olm.installplan.policy import (
     refusal,
     unsupported_steps,
 )
+from olm.installplan.snapshot import Snapshot
 from olm.installplan.stepref import step_ref
 from tests.unit.installplan.plans import NOW, OLD, entries, install_plan, manifest
 

@@ -14,7 +14,8 @@ from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.groups.serviceaccount import attenuated_user, query_service_account, user_of
 from olm.installplan.attenuation import forbidden_message
-from olm.installplan.decide import Snapshot, decide
+from olm.installplan.decide import decide
+from olm.installplan.snapshot import Snapshot
 from olm.kube.errors import GatewayError
 from olm.kube.fake import FakeGateway
 from tests.unit.installplan.plans import NOW, NS, entries, established, install_plan, manifest

@@ -13,8 +13,9 @@ import pytest
 from olm.controllers.installplan import InstallPlanController
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
-from olm.installplan.decide import Snapshot, decide
+from olm.installplan.decide import decide
 from olm.installplan.policy import InstallPolicy
+from olm.installplan.snapshot import Snapshot
 from olm.installplan.stepref import step_ref
 from olm.installplan.steps import plan_bundle
 from olm.installplan.tenancy import (
