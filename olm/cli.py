@@ -21,12 +21,12 @@ from olm.deploy.cli import add_commands as add_deploy_commands
 from olm.devcluster.build import BuildError, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.image import IMAGE_REPOSITORY, ImageError, build_image, package_version
-from olm.devcluster.progress import Progress
 from olm.devcluster.release import ReleaseError
 from olm.explain.cli import add_commands as add_explain_commands
 from olm.installplan.policy import ALLOW_KIND_FLAG, InstallPolicy, parse_kinds
 from olm.installplan.tenancy import ADMIN_NAMESPACES_FLAG, parse_namespaces
 from olm.planshow.cli import add_commands as add_plan_commands
+from olm.progress import Progress
 from olm.rollback.cli import add_commands as add_rollback_commands
 from olm.uninstall.cli import add_commands as add_uninstall_commands
 

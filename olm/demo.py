@@ -22,7 +22,7 @@ from typing import Any
 from olm.devcluster import manifests
 from olm.devcluster.build import BuildError, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
-from olm.devcluster.progress import Progress
+from olm.progress import Progress
 
 NAMESPACE = "memcached-demo"
 SAMPLE = manifests.MANIFESTS / "samples" / "memcached-operator"

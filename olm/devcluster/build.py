@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from olm.devcluster.progress import QUIET, Progress
 from olm.devcluster.versions import (
     KUBERNETES_COMMANDS,
     KUBERNETES_STAGING_MODULES,
@@ -29,6 +28,7 @@ from olm.devcluster.versions import (
     VersionSet,
     cache_dir,
 )
+from olm.progress import QUIET, Progress
 
 MANIFEST = "manifest.json"
 STAGES_FILE = "kwok-stages.yaml"

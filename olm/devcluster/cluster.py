@@ -41,7 +41,7 @@ from olm.devcluster.components import (
 )
 from olm.devcluster.ports import LOOPBACK, free_ports
 from olm.devcluster.process import ProcessRecord, SpawnError, is_running, log_tail, spawn, stop
-from olm.devcluster.progress import QUIET, Progress
+from olm.progress import QUIET, Progress
 
 DEFAULT_NODES = 2
 # The record key of a cluster running the real OLM instead of olm-py (reference.py).

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from olm.devcluster.progress import QUIET, Progress
 from olm.devcluster.versions import cache_root
+from olm.progress import QUIET, Progress
 
 BASE_IMAGE = "docker.io/library/python:3.11-slim-bookworm"
 IMAGE_REPOSITORY = "localhost/olm-py"

@@ -35,11 +35,11 @@ from pathlib import Path
 from olm.devcluster.build import BuildError, ensure_binaries
 from olm.devcluster.cluster import DevCluster
 from olm.devcluster.ports import LOOPBACK
-from olm.devcluster.progress import QUIET, Progress
 from olm.devcluster.reference import OLM_MODULE, OLM_VERSION
 from olm.devcluster.tools import GoRun, ensure_tool
 from olm.devcluster.versions import cache_root
 from olm.image.pull import EVERY_REGISTRY, MIRRORS_ENV
+from olm.progress import QUIET, Progress
 
 SUITE = "olm-e2e.test"
 SUITE_PACKAGE = f"{OLM_MODULE}/test/e2e"

@@ -52,11 +52,11 @@ from typing import Any
 
 from olm.devcluster.build import BuildError, find_go
 from olm.devcluster.ports import LOOPBACK, is_listening
-from olm.devcluster.progress import QUIET, Progress
 from olm.devcluster.reference_packageserver import PACKAGE_SERVER
 from olm.devcluster.reference_packageserver import healthy as package_server_healthy
 from olm.devcluster.service_hosts import PROCESS as SERVICE_HOSTS_PROCESS
 from olm.devcluster.versions import cache_root
+from olm.progress import QUIET, Progress
 
 OLM_VERSION = "v0.38.0"
 OLM_MODULE = "github.com/operator-framework/operator-lifecycle-manager"

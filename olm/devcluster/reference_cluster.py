@@ -27,7 +27,6 @@ from olm.devcluster.build import Binaries, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.ports import LOOPBACK, free_ports
 from olm.devcluster.process import ProcessRecord, is_running, log_tail, stop
-from olm.devcluster.progress import Progress
 from olm.devcluster.reference import (
     API_MODULE,
     API_VERSION,
@@ -58,6 +57,7 @@ from olm.devcluster.reference import (
     samples_catalog_source,
     samples_server_healthy,
 )
+from olm.progress import Progress
 
 PACKAGE_SERVER = packageserver.PACKAGE_SERVER
 START_TIMEOUT = 240.0

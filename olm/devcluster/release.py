@@ -33,9 +33,9 @@ from pathlib import Path
 import yaml
 
 from olm.devcluster.image import DEV_TAG, IMAGE_REPOSITORY, package_version
-from olm.devcluster.progress import QUIET, Progress
 from olm.image.errors import ImageError
 from olm.image.reference import is_loopback, parse
+from olm.progress import QUIET, Progress
 
 IMAGE_NAME = "olm-py"
 CHART_NAME = "olm-py"

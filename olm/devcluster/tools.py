@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from olm.devcluster.build import BuildError, find_go
-from olm.devcluster.progress import QUIET, Progress
 from olm.devcluster.versions import KUBERNETES_VERSION, cache_root
+from olm.progress import QUIET, Progress
 
 HELM_VERSION = "v3.22.0"
 HELM_MODULE = "helm.sh/helm/v3"

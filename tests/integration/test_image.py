@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from olm.devcluster.image import BASE_IMAGE, build_image, package_version, podman_env
-from olm.devcluster.progress import Progress
+from olm.progress import Progress
 
 REPO = Path(__file__).resolve().parents[2]
 
