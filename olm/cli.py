@@ -18,10 +18,11 @@ from pathlib import Path
 
 from olm.catalog.cli import add_commands as add_catalog_commands
 from olm.deploy.cli import add_commands as add_deploy_commands
-from olm.devcluster.build import BuildError, ensure_binaries
+from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.image import IMAGE_REPOSITORY, ImageError, build_image, package_version
 from olm.devcluster.release import ReleaseError
+from olm.devcluster.verifiedcache import BuildError
 from olm.explain.cli import add_commands as add_explain_commands
 from olm.installplan.policy import ALLOW_KIND_FLAG, InstallPolicy, parse_kinds
 from olm.installplan.tenancy import ADMIN_NAMESPACES_FLAG, parse_namespaces

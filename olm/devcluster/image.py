@@ -17,7 +17,8 @@ Invariants:
   image ID after each build.
 - The base tarball is named after a key of its inputs (suite, mirrors, packages, hooks), so
   changing an input makes a new tarball and never reuses a stale one. A tarball is complete
-  only when its sidecar record (size, SHA-256) exists and matches; the record is written last.
+  only when its sidecar record (size, SHA-256) exists and matches; the record is written last
+  (a verified cache, verifiedcache.py).
 - A `python:3.11-slim-bookworm` image that olm-py did not import (the real one, pulled by a
   user who can) is used as it is, never overwritten.
 - Every podman call gets `CONTAINERS_CONF` pointing at olm-py's own file (runc, ulimits); the
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from olm.devcluster.verifiedcache import record_problems, sha256_file, write_record
 from olm.devcluster.versions import cache_root
 from olm.progress import QUIET, Progress
 
@@ -279,30 +281,9 @@ def ensure_host_packages(progress: Progress = QUIET) -> None:
     )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def tarball_problems(tarball: Path) -> list[str]:
-    record_path = tarball.with_suffix(".json")
-    if not record_path.is_file():
-        return [f"{record_path} is missing (the tarball was never completed)"]
-    try:
-        record = json.loads(record_path.read_text())
-        size, sha = record["size"], record["sha256"]
-    except (ValueError, KeyError, TypeError) as exc:
-        return [f"{record_path} is unreadable ({exc})"]
-    if not tarball.is_file():
-        return [f"{tarball} is missing"]
-    if tarball.stat().st_size != size:
-        return [f"{tarball} has the wrong size (truncated?)"]
-    if _sha256(tarball) != sha:
-        return [f"{tarball} has the wrong checksum (corrupt)"]
-    return []
+    """Why the cached base tarball is not complete, by its record beside it (`.json`)."""
+    return record_problems(tarball, tarball.with_suffix(".json"))
 
 
 def ensure_base_tarball(inputs: BaseInputs = PINNED_BASE, progress: Progress = QUIET) -> Path:
@@ -333,8 +314,7 @@ def ensure_base_tarball(inputs: BaseInputs = PINNED_BASE, progress: Progress = Q
         "then retry `olm dev image`.",
     )
     partial.replace(tarball)
-    record = {"size": tarball.stat().st_size, "sha256": _sha256(tarball), "key": inputs.key()}
-    record_path.write_text(json.dumps(record, indent=2, sort_keys=True))
+    write_record(tarball, record_path, key=inputs.key())
     return tarball
 
 
@@ -425,7 +405,7 @@ def tree_digest(root: Path) -> str:
         if path.is_symlink():
             digest.update(f"L {relative} -> {os.readlink(path)}\n".encode())
         elif path.is_file():
-            digest.update(f"F {relative} {_sha256(path)}\n".encode())
+            digest.update(f"F {relative} {sha256_file(path)}\n".encode())
     return digest.hexdigest()
 
 
@@ -586,8 +566,8 @@ def build_image(progress: Progress = QUIET, repo: Path | None = None, force: boo
         key = fingerprint(
             {
                 "source": tree_digest(source),
-                "dockerfile": _sha256(repo / "Dockerfile"),
-                "dockerignore": _sha256(dockerignore) if dockerignore.is_file() else "",
+                "dockerfile": sha256_file(repo / "Dockerfile"),
+                "dockerignore": sha256_file(dockerignore) if dockerignore.is_file() else "",
                 "dependencies": deps_key,
                 "base": base_id,
                 "version": version,

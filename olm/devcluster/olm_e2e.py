@@ -32,11 +32,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from olm.devcluster.build import BuildError, ensure_binaries
+from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
+from olm.devcluster.gotoolchain import GoRun
 from olm.devcluster.ports import LOOPBACK
 from olm.devcluster.reference import OLM_MODULE, OLM_VERSION
-from olm.devcluster.tools import GoRun, ensure_tool
+from olm.devcluster.tools import ensure_tool
+from olm.devcluster.verifiedcache import BuildError
 from olm.devcluster.versions import cache_root
 from olm.image.pull import EVERY_REGISTRY, MIRRORS_ENV
 from olm.progress import QUIET, Progress

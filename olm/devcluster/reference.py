@@ -29,32 +29,35 @@ Invariants:
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import fcntl
-import hashlib
 import ipaddress
 import json
-import os
 import shutil
 import socket
 import ssl
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from olm.devcluster.build import BuildError, find_go
+from olm.devcluster import gotoolchain
+from olm.devcluster.gotoolchain import GoRun, find_go
 from olm.devcluster.ports import LOOPBACK, is_listening
 from olm.devcluster.reference_packageserver import PACKAGE_SERVER
 from olm.devcluster.reference_packageserver import healthy as package_server_healthy
 from olm.devcluster.service_hosts import PROCESS as SERVICE_HOSTS_PROCESS
+from olm.devcluster.verifiedcache import (
+    MANIFEST,
+    BuildError,
+    ensure_built,
+    manifest_problems,
+    write_manifest,
+)
 from olm.devcluster.versions import cache_root
 from olm.progress import QUIET, Progress
 
@@ -69,7 +72,6 @@ COMMANDS: tuple[str, ...] = ("olm", "catalog", "package-server")
 BUILD_TAGS = "json1"
 WRAPPER_MODULE = "local/olmbin"
 WRAPPER_GO = "1.24.6"
-MANIFEST = "manifest.json"
 CRDS_DIR = "crds"
 
 # How OLM's chart lays out a cluster (deploy/chart: values and templates).
@@ -172,17 +174,12 @@ def go_build_args(out_dir: Path, version: str = OLM_VERSION) -> list[str]:
     ]
 
 
+GOFLAGS = "-mod=mod -buildvcs=false"
+
+
 def go_env(base: Mapping[str, str]) -> dict[str, str]:
-    """The build environment: modules only, the installed toolchain, no cgo. The checksum
-    database does not answer for every module the proxy serves here; the versions are pinned
-    and the proxy is the trust anchor (as in build.py), unless OLM_PY_GOSUMDB names one."""
-    return {
-        **base,
-        "GOFLAGS": "-mod=mod -buildvcs=false",
-        "GOTOOLCHAIN": "local",
-        "GOSUMDB": base.get("OLM_PY_GOSUMDB", "off"),
-        "CGO_ENABLED": "0",
-    }
+    """The build environment: modules only, the installed toolchain, no cgo (gotoolchain.py)."""
+    return gotoolchain.go_env(dict(base), GOFLAGS)
 
 
 def build_inputs(version: str = OLM_VERSION, api_version: str = API_VERSION) -> dict[str, str]:
@@ -199,56 +196,21 @@ def build_inputs(version: str = OLM_VERSION, api_version: str = API_VERSION) -> 
     }
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def cache_problems(root: Path, inputs: Mapping[str, str]) -> list[str]:
     """Why the reference cache at `root` is not usable; an empty list means it is complete."""
-    manifest_path = root / MANIFEST
-    if not manifest_path.is_file():
-        return [f"{manifest_path} is missing (the build was never completed)"]
-    try:
-        manifest = json.loads(manifest_path.read_text())
-        files = manifest["files"]
-        recorded = manifest["inputs"]
-        if not isinstance(files, dict) or not isinstance(recorded, dict):
-            raise TypeError("files or inputs is not a mapping")
-    except (ValueError, KeyError, TypeError) as exc:
-        return [f"{manifest_path} is unreadable ({exc})"]
-    if recorded != dict(inputs):
-        return [f"{root} was built from other inputs ({recorded}, want {dict(inputs)})"]
-    problems = [
-        f"{name} is not listed in {manifest_path}" for name in COMMANDS if name not in files
-    ]
-    if not any(relative.startswith(f"{CRDS_DIR}/") for relative in files):
-        problems.append(f"no CRDs are listed in {manifest_path}")
-    for relative, record in files.items():
-        path = root / relative
-        if not isinstance(record, dict):
-            problems.append(f"{manifest_path} has a bad entry for {relative}")
-        elif not path.is_file():
-            problems.append(f"{path} is missing")
-        elif path.stat().st_size != record.get("size"):
-            problems.append(f"{path} has the wrong size (corrupt or truncated)")
-        elif _sha256(path) != record.get("sha256"):
-            problems.append(f"{path} has the wrong checksum (corrupt)")
-    return problems
+    problems = manifest_problems(root, COMMANDS, inputs)
+    if problems or any(path.startswith(f"{CRDS_DIR}/") for path in _listed(root)):
+        return problems
+    return [f"no CRDs are listed in {root / MANIFEST}"]
+
+
+def _listed(root: Path) -> list[str]:
+    return list(json.loads((root / MANIFEST).read_text())["files"])
 
 
 def _write_manifest(root: Path, inputs: Mapping[str, str]) -> None:
-    relatives = [*COMMANDS, *(f"{CRDS_DIR}/{p.name}" for p in sorted((root / CRDS_DIR).glob("*")))]
-    files = {
-        relative: {"size": (root / relative).stat().st_size, "sha256": _sha256(root / relative)}
-        for relative in relatives
-    }
-    temporary = root / (MANIFEST + ".tmp")
-    temporary.write_text(json.dumps({"inputs": dict(inputs), "files": files}, indent=2))
-    temporary.replace(root / MANIFEST)
+    crds = (f"{CRDS_DIR}/{path.name}" for path in sorted((root / CRDS_DIR).glob("*")))
+    write_manifest(root, [*COMMANDS, *crds], inputs=dict(inputs))
 
 
 def _find_go() -> str:
@@ -264,53 +226,17 @@ def go_available() -> bool:
     return True
 
 
-@contextlib.contextmanager
-def _build_lock(root: Path) -> Iterator[None]:
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with (root.parent / f"{root.name}.lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 class _Builder:
     def __init__(self, root: Path, go: str, progress: Progress) -> None:
         self.root = root
-        self.go = go
-        self.progress = progress
-        self.log_path = root / "build.log"
-        self.env = go_env(os.environ)
-        nice = shutil.which("nice")
-        # Two cores are shared by everyone: the long compile yields to interactive work.
-        self.prefix = [nice, "-n", "10"] if nice else []
+        self.go = GoRun(go, root / "build.log", progress, GOFLAGS, "run `make reference-olm`")
 
     def go_run(self, args: Sequence[str], cwd: Path, what: str) -> str:
-        with self.log_path.open("a") as log, self.progress.heartbeat(what):
-            log.write(f"$ go {' '.join(args)}\n")
-            log.flush()
-            result = subprocess.run(
-                [*self.prefix, self.go, *args],
-                cwd=cwd,
-                env=self.env,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                text=True,
-            )
-            log.write(result.stdout)
-        if result.returncode != 0:
-            tail = self.log_path.read_text(errors="replace").splitlines()[-15:]
-            raise BuildError(
-                f"{what} failed (go exit {result.returncode}). Check access to the Go module "
-                f"proxy (GOPROXY) or the compiler errors in the log {self.log_path}. Last "
-                "lines:\n  " + "\n  ".join(tail) + "\nFix the cause, then run `make reference-olm`."
-            )
-        return result.stdout
+        return self.go.run(args, cwd, what)
 
     def build(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        self.log_path.write_text("")
+        self.go.log_path.write_text("")
         work = self.root / "src"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
@@ -365,36 +291,21 @@ def ensure_reference_olm(progress: Progress = QUIET, *, build: bool = True) -> R
     """The cached real OLM (`olm`, `catalog`, OLM's CRDs), building it first if needed."""
     root = reference_dir()
     inputs = build_inputs()
-    binaries = ReferenceOlmBinaries(root)
-    if not cache_problems(root, inputs):
-        progress.say(f"Using the cached reference OLM {OLM_VERSION} in {root}")
-        return binaries
-    with _build_lock(root):
-        # Another process may have finished the build while this one waited for the lock.
-        problems = cache_problems(root, inputs)
-        if not problems:
-            progress.say(f"Using the cached reference OLM {OLM_VERSION} in {root}")
-            return binaries
-        if not build:
-            raise BuildError(
-                f"The reference OLM cache at {root} is not usable: {'; '.join(problems)}. Run "
-                "`make reference-olm` to (re)build it."
-            )
-        if (root / MANIFEST).exists():
-            progress.say(
-                "The reference OLM cache is stale or corrupt, rebuilding: " + "; ".join(problems)
-            )
-            (root / MANIFEST).unlink()
+
+    def build_and_seal() -> None:
         _Builder(root, _find_go(), progress).build()
         _write_manifest(root, inputs)
-        remaining = cache_problems(root, inputs)
-        if remaining:
-            raise BuildError(
-                "The reference OLM build finished but its cache is unusable: "
-                + "; ".join(remaining)
-            )
-    progress.say(f"The reference OLM {OLM_VERSION} is ready in {root}")
-    return binaries
+
+    ensure_built(
+        root,
+        f"reference OLM {OLM_VERSION}",
+        lambda: cache_problems(root, inputs),
+        build_and_seal,
+        progress,
+        rebuild="`make reference-olm`",
+        may_build=build,
+    )
+    return ReferenceOlmBinaries(root)
 
 
 # ----- what runs, and how it is prepared (pure) ----------------------------------------------
