@@ -27,7 +27,7 @@ binaries: venv
 # The real OLM v0.38.0 (olm, catalog, package-server, OLM's CRDs), built once into the cache
 # for the parity suite and `olm dev up --reference-olm` (docs/parity.md); about 7 minutes cold.
 reference-olm: venv
-	@$(BIN)/python -m olm.devcluster.reference
+	@$(BIN)/python -m olm.devcluster.reference_build
 
 # The `kubectl operator` plugin v0.6.0 (kubectl-operator), built once into the cache for the
 # tests that drive olm-py as OLM users do (docs/kubectl-operator.md).

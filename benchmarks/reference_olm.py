@@ -62,10 +62,10 @@ from olm.devcluster.reference import (
     CATALOG_OPERATOR,
     HEALTH_PORTS,
     OLM_OPERATOR,
-    OLM_VERSION,
     SAMPLES_SERVER,
     port_in_use,
 )
+from olm.devcluster.reference_build import OLM_VERSION
 from olm.devcluster.reference_cluster import up_reference
 from olm.kube.client import api_client
 from olm.progress import Progress

@@ -36,7 +36,7 @@ from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
 from olm.devcluster.gotoolchain import GoRun
 from olm.devcluster.ports import LOOPBACK
-from olm.devcluster.reference import OLM_MODULE, OLM_VERSION
+from olm.devcluster.reference_build import OLM_MODULE, OLM_VERSION
 from olm.devcluster.tools import ensure_tool
 from olm.devcluster.verifiedcache import BuildError
 from olm.devcluster.versions import cache_root
@@ -292,7 +292,8 @@ def _start_reference(
     """The real OLM on `cluster` (`olm dev up --reference-olm`); the default catalog to apply:
     the same samples catalog, served by `opm serve` (OLM would run the image in a pod, which
     kwok only simulates)."""
-    from olm.devcluster.reference import ensure_reference_olm, olm_operator_argv
+    from olm.devcluster.reference import olm_operator_argv
+    from olm.devcluster.reference_build import ensure_reference_olm
     from olm.devcluster.reference_cluster import up_reference
 
     up_reference(cluster)

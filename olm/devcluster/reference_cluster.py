@@ -28,26 +28,21 @@ from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.ports import LOOPBACK, free_ports
 from olm.devcluster.process import ProcessRecord, is_running, log_tail, stop
 from olm.devcluster.reference import (
-    API_MODULE,
-    API_VERSION,
     CATALOG_OPERATOR,
     GLOBAL_OPERATOR_GROUP,
     HEALTH_PORTS,
     OLM_NAMESPACE,
     OLM_OPERATOR,
-    OLM_VERSION,
     OPERATORS_NAMESPACE,
     PROCESSES,
     SAMPLES_SERVER,
     SAMPLES_SOURCE,
     SERVICE_HOSTS,
-    ReferenceOlmBinaries,
     Tls,
     busy_ports_message,
     catalog_operator_argv,
     catalog_operator_healthy,
     chart_objects,
-    ensure_reference_olm,
     make_tls,
     olm_operator_argv,
     olm_operator_healthy,
@@ -56,6 +51,13 @@ from olm.devcluster.reference import (
     reference_env,
     samples_catalog_source,
     samples_server_healthy,
+)
+from olm.devcluster.reference_build import (
+    API_MODULE,
+    API_VERSION,
+    OLM_VERSION,
+    ReferenceOlmBinaries,
+    ensure_reference_olm,
 )
 from olm.progress import Progress
 

@@ -1,7 +1,7 @@
 """The verified cache: built files are reused only when a record, written last, vouches for them.
 
 Every build of the dev tooling caches its output this way: the control-plane binaries
-(build.py), the reference OLM (reference.py), Helm and kubectl-operator (tools.py), OLM's e2e
+(build.py), the reference OLM (reference_build.py), Helm and kubectl-operator (tools.py), OLM's e2e
 suite (olm_e2e.py) and the base image tarball (image.py).
 
 Invariants:
