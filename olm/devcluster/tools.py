@@ -1,5 +1,7 @@
 """Developer tools built from the Go module proxy into caches of their own: Helm, and the
-`kubectl operator` plugin (kubectl-operator) that OLM users drive OLM v0 with.
+`kubectl operator` plugin (kubectl-operator) that OLM users drive OLM v0 with; and `TOOLS`,
+every pinned tool a user builds with one command (`make tools`: these two and the reference
+OLM of reference_build.py).
 
 Invariants:
 - Each tool lives in `<cache root>/tools/<name>-<version>/`, apart from the control-plane
@@ -24,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from olm.devcluster.gotoolchain import GoRun, find_go
+from olm.devcluster.reference_build import ensure_reference_olm
 from olm.devcluster.verifiedcache import (
     BuildError,
     ensure_built,
@@ -284,15 +287,39 @@ def ensure_kubectl_operator(progress: Progress = QUIET) -> Path:
     )
 
 
+REFERENCE_OLM = "reference-olm"
+
+
+def _reference_olm(progress: Progress) -> Path:
+    """The reference OLM's folder: its commands (olm, catalog, package-server) and CRDs."""
+    return ensure_reference_olm(progress).root
+
+
+# The pinned tools a user can build with one command (`make tools`, `olm dev tools`), in the
+# order they are built: each is reused in seconds once its cache is complete.
 TOOLS: dict[str, Callable[[Progress], Path]] = {
     "helm": ensure_helm,
     KUBECTL_OPERATOR: ensure_kubectl_operator,
+    REFERENCE_OLM: _reference_olm,
 }
+# The tools run as commands: their folders go on PATH (kubectl finds `kubectl operator` there).
+ON_PATH: tuple[str, ...] = ("helm", KUBECTL_OPERATOR)
+
+
+def ensure_tools(names: Sequence[str], progress: Progress = QUIET) -> dict[str, Path]:
+    """Build or reuse each named tool (all of TOOLS when `names` is empty); each one's path."""
+    return {name: TOOLS[name](progress) for name in names or TOOLS}
+
+
+def path_hint(paths: dict[str, Path]) -> str | None:
+    """The shell line that puts the built commands on PATH, if any was built."""
+    folders = [str(paths[name].parent) for name in ON_PATH if name in paths]
+    return f'export PATH="{":".join(folders)}:$PATH"' if folders else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m olm.devcluster.tools NAME...` (`make kubectl-operator`): build or reuse each
-    named tool and print its path."""
+    named tool and print its path (`olm dev tools` does the same, all tools by default)."""
     names = list(sys.argv[1:] if argv is None else argv)
     unknown = [name for name in names if name not in TOOLS]
     if not names or unknown:
