@@ -22,7 +22,8 @@ from olm.deploy.cli import add_commands as add_deploy_commands
 from olm.devcluster import tools
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
-from olm.devcluster.image import IMAGE_REPOSITORY, ImageError, build_image, package_version
+from olm.devcluster.image import IMAGE_REPOSITORY, build_image, package_version
+from olm.devcluster.image_base import ImageError
 from olm.devcluster.release import ReleaseError
 from olm.devcluster.verifiedcache import BuildError
 from olm.explain.cli import add_commands as add_explain_commands

@@ -286,7 +286,8 @@ def publish(
     repo: Path | None = None,
 ) -> str:
     """Push the image, then the chart; the pushed image's digest."""
-    from olm.devcluster.image import build_image, podman_env, repo_root
+    from olm.devcluster.image import build_image, repo_root
+    from olm.devcluster.image_base import podman_env
     from olm.devcluster.tools import ensure_helm
 
     repo = repo if repo is not None else repo_root()

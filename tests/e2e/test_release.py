@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 import olm
-from olm.devcluster.image import package_version, podman_env
+from olm.devcluster.image import package_version
+from olm.devcluster.image_base import podman_env
 from olm.devcluster.registry import REGISTRY_ENV
 from olm.image.cache import BlobCache
 from olm.image.pull import Options, label_of
