@@ -3,8 +3,9 @@ built from the Go module proxy and run against olm-py (docs/olm-e2e.md).
 
 - `build`: `olm-e2e.test`, compiled in a throw-away wrapper module (`go get` of the pinned OLM
   module, then `go test -c -tags json1`), and the suite's `testdata` copied beside it, into
-  `~/.cache/olm-py/tools/olm-e2e-v0.38.0/`. Cached like the other tools (olm/devcluster/tools.py:
-  a manifest written last, the binary's size and SHA-256 checked; reused without Go).
+  `~/.cache/olm-py/tools/olm-e2e-v0.38.0/`. Cached like the other tools (a verified cache,
+  olm/devcluster/verifiedcache.py: a manifest written last, the binary's size and SHA-256
+  checked; reused without Go).
 - `run`: a fresh local cluster of its own (`olm dev up` in a state directory of the run),
   olm-py's CRDs, namespaces and global OperatorGroup, `olm run`, and the catalog the suite's
   BeforeSuite waits for (CatalogSource `operatorhubio-catalog` in `olm`: the samples catalog
