@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup venv binaries image release test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity kubectl-operator olm-e2e-suite olm-e2e olm-e2e-reference
+.PHONY: setup venv binaries tools image release test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity kubectl-operator olm-e2e-suite olm-e2e olm-e2e-reference
 
 setup: venv binaries
 
@@ -24,10 +24,16 @@ $(STAMP): pyproject.toml
 binaries: venv
 	@$(BIN)/olm dev build
 
+# Every pinned tool, built once into ~/.cache/olm-py/tools (minutes each when cold) and reused
+# in seconds after: Helm (for `helm install` of the chart), the `kubectl operator` plugin and
+# the real OLM v0.38.0. Prints their paths and the PATH line for helm and kubectl-operator.
+tools: venv
+	@$(BIN)/olm dev tools
+
 # The real OLM v0.38.0 (olm, catalog, package-server, OLM's CRDs), built once into the cache
 # for the parity suite and `olm dev up --reference-olm` (docs/parity.md); about 7 minutes cold.
 reference-olm: venv
-	@$(BIN)/python -m olm.devcluster.reference
+	@$(BIN)/python -m olm.devcluster.reference_build
 
 # The `kubectl operator` plugin v0.6.0 (kubectl-operator), built once into the cache for the
 # tests that drive olm-py as OLM users do (docs/kubectl-operator.md).

@@ -46,7 +46,7 @@ from benchmarks.watching import Kube, Observer
 from olm.devcluster import manifests
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
-from olm.devcluster.progress import Progress
+from olm.progress import Progress
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_MEDIAN, GOAL_MAX = 5.0, 15.0

@@ -25,7 +25,7 @@ from olm.devcluster import manifests
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.process import is_running, stop
-from olm.devcluster.progress import Progress
+from olm.progress import Progress
 
 NAMESPACES = 1000
 OPERATORS = 5

@@ -21,7 +21,7 @@ from typing import Any
 from benchmarks.plot import bar_chart
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
-from olm.devcluster.progress import Progress
+from olm.progress import Progress
 
 GOAL_SECONDS = 30
 

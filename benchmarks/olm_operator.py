@@ -19,7 +19,7 @@ from benchmarks.plot import bar_chart
 from olm.devcluster import manifests
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
-from olm.devcluster.progress import Progress
+from olm.progress import Progress
 
 SAMPLE = manifests.MANIFESTS / "samples" / "memcached-operator"
 

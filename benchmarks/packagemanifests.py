@@ -48,10 +48,10 @@ from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
 from olm.devcluster.ports import LOOPBACK, free_ports
 from olm.devcluster.process import is_running, stop
-from olm.devcluster.progress import Progress
-from olm.devcluster.reference import OLM_VERSION
+from olm.devcluster.reference_build import OLM_VERSION
 from olm.devcluster.reference_packageserver import PACKAGE_SERVER
 from olm.kube.client import api_client
+from olm.progress import Progress
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OLM_PY, REFERENCE = "olm-py", f"OLM {OLM_VERSION} packageserver"

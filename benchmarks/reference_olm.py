@@ -58,17 +58,17 @@ from olm.devcluster import manifests
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.process import is_running
-from olm.devcluster.progress import Progress
 from olm.devcluster.reference import (
     CATALOG_OPERATOR,
     HEALTH_PORTS,
     OLM_OPERATOR,
-    OLM_VERSION,
     SAMPLES_SERVER,
     port_in_use,
 )
+from olm.devcluster.reference_build import OLM_VERSION
 from olm.devcluster.reference_cluster import up_reference
 from olm.kube.client import api_client
+from olm.progress import Progress
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SAMPLE = manifests.MANIFESTS / "samples" / "memcached-operator"

@@ -1,7 +1,8 @@
 """The `olm` command.
 
-`olm dev build|up|down|status|env|kubeconfig` manage the local control plane; `olm dev image`
-and `olm dev release` build the olm-py image and publish it with its chart. Errors a user can
+`olm dev build|up|down|status|env|kubeconfig` manage the local control plane; `olm dev tools`
+builds the pinned tools (Helm, kubectl-operator, the real OLM); `olm dev image` and `olm dev
+release` build the olm-py image and publish it with its chart. Errors a user can
 fix are printed as one clear message (exit status 1), never as a traceback.
 """
 
@@ -18,15 +19,18 @@ from pathlib import Path
 
 from olm.catalog.cli import add_commands as add_catalog_commands
 from olm.deploy.cli import add_commands as add_deploy_commands
-from olm.devcluster.build import BuildError, ensure_binaries
+from olm.devcluster import tools
+from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
-from olm.devcluster.image import IMAGE_REPOSITORY, ImageError, build_image, package_version
-from olm.devcluster.progress import Progress
+from olm.devcluster.image import IMAGE_REPOSITORY, build_image, package_version
+from olm.devcluster.image_base import ImageError
 from olm.devcluster.release import ReleaseError
+from olm.devcluster.verifiedcache import BuildError
 from olm.explain.cli import add_commands as add_explain_commands
 from olm.installplan.policy import ALLOW_KIND_FLAG, InstallPolicy, parse_kinds
 from olm.installplan.tenancy import ADMIN_NAMESPACES_FLAG, parse_namespaces
 from olm.planshow.cli import add_commands as add_plan_commands
+from olm.progress import Progress
 from olm.rollback.cli import add_commands as add_rollback_commands
 from olm.uninstall.cli import add_commands as add_uninstall_commands
 
@@ -40,6 +44,22 @@ def _cmd_build(args: argparse.Namespace) -> int:
     binaries = ensure_binaries(progress=Progress())
     print(binaries.bin_dir)
     return 0
+
+
+def _cmd_tools(args: argparse.Namespace) -> int:
+    paths = tools.ensure_tools(args.names, Progress())
+    for path in paths.values():
+        print(path)
+    hint = tools.path_hint(paths)
+    if hint is not None:
+        print(f"To use them: {hint}", file=sys.stderr)
+    return 0
+
+
+def _tool_name(value: str) -> str:
+    if value not in tools.TOOLS:
+        raise argparse.ArgumentTypeError(f"{value!r} is not one of {', '.join(tools.TOOLS)}")
+    return value
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
@@ -301,6 +321,17 @@ def build_parser() -> argparse.ArgumentParser:
     dev_commands.add_parser(
         "build", help="build (or reuse) the control-plane binaries"
     ).set_defaults(func=_cmd_build)
+    tools_parser = dev_commands.add_parser(
+        "tools",
+        help="build (or verify and reuse) the pinned tools: Helm, kubectl-operator, the real OLM",
+        description="Build the pinned tools from the Go module proxy into ~/.cache/olm-py/tools "
+        "(minutes each when cold; reused in seconds once built) and print their paths: "
+        f"{', '.join(tools.TOOLS)}. What `make tools` runs.",
+    )
+    tools_parser.add_argument(
+        "names", nargs="*", type=_tool_name, metavar="NAME", help="only these tools"
+    )
+    tools_parser.set_defaults(func=_cmd_tools)
     up = dev_commands.add_parser("up", help="start the local cluster (idempotent)")
     up.add_argument("--nodes", type=int, default=2, help="number of kwok fake nodes (default 2)")
     up.add_argument("--api-port", type=int, help="kube-apiserver port (default: a free port)")

@@ -20,9 +20,10 @@ from collections.abc import Callable
 from typing import Any
 
 from olm.devcluster import manifests
-from olm.devcluster.build import BuildError, ensure_binaries
+from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
-from olm.devcluster.progress import Progress
+from olm.devcluster.verifiedcache import BuildError
+from olm.progress import Progress
 
 NAMESPACE = "memcached-demo"
 SAMPLE = manifests.MANIFESTS / "samples" / "memcached-operator"

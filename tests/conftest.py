@@ -28,7 +28,7 @@ from olm.devcluster.build import Binaries, ensure_binaries
 from olm.devcluster.cluster import DevCluster, default_state_dir
 from olm.devcluster.components import START_ORDER
 from olm.devcluster.process import log_tail
-from olm.devcluster.progress import Progress
+from olm.progress import Progress
 
 REUSE_ENV = "OLM_TEST_CLUSTER"
 SESSION_LABEL = "olm-py.test/session"

@@ -15,7 +15,7 @@ def _gateway(args: argparse.Namespace) -> Any:
 
 def _cmd_install(args: argparse.Namespace) -> int:
     from olm.deploy.install import InstallError, install
-    from olm.devcluster.progress import Progress
+    from olm.progress import Progress
 
     try:
         result = install(
@@ -30,7 +30,7 @@ def _cmd_install(args: argparse.Namespace) -> int:
 
 def _cmd_uninstall(args: argparse.Namespace) -> int:
     from olm.deploy.install import InstallError, uninstall
-    from olm.devcluster.progress import Progress
+    from olm.progress import Progress
 
     if args.force and not args.delete_crds:
         print("error: --force only applies with --delete-crds", file=sys.stderr)

@@ -37,9 +37,9 @@ from olm.deploy.plan import (
     plan_uninstall,
     with_image,
 )
-from olm.devcluster.progress import QUIET, Progress
 from olm.kube.connect import Unreachable, reach, user_gateway
 from olm.kube.gateway import Gateway, GatewayError, NotFound, UnservedKind
+from olm.progress import QUIET, Progress
 
 FIELD_MANAGER = "olm-install"
 RENDERED = "olm-py.yaml"

@@ -1,26 +1,28 @@
 """Build the control-plane binaries from the Go module proxy into a versioned cache.
 
 Invariants:
-- A cache is complete only when `manifest.json` exists and every file it lists has the
-  recorded size and SHA-256. The manifest is written last, so an interrupted build is never
-  mistaken for a complete one.
-- A complete cache is reused without invoking Go at all.
+- The cache is a verified cache (verifiedcache.py): complete only when `manifest.json`, written
+  last, lists every binary and the kwok stages with their size and SHA-256; a complete cache
+  is reused without invoking Go at all.
 - Every failure raises `BuildError` naming what failed and what to do next.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from olm.devcluster.progress import QUIET, Progress
+from olm.devcluster.gotoolchain import find_go
+from olm.devcluster.verifiedcache import (
+    BuildError,
+    ensure_built,
+    manifest_problems,
+    write_manifest,
+)
 from olm.devcluster.versions import (
     KUBERNETES_COMMANDS,
     KUBERNETES_STAGING_MODULES,
@@ -29,15 +31,10 @@ from olm.devcluster.versions import (
     VersionSet,
     cache_dir,
 )
+from olm.progress import QUIET, Progress
 
-MANIFEST = "manifest.json"
 STAGES_FILE = "kwok-stages.yaml"
-MINIMUM_GO = (1, 24)
 BINARY_NAMES: tuple[str, ...] = (*KUBERNETES_COMMANDS, "etcd", "kwok", "opm")
-
-
-class BuildError(RuntimeError):
-    """A build or cache problem, with a message that says what to do."""
 
 
 @dataclass(frozen=True)
@@ -58,50 +55,17 @@ class Binaries:
         return self.root / STAGES_FILE
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+CACHED_FILES: tuple[str, ...] = (*(f"bin/{name}" for name in BINARY_NAMES), STAGES_FILE)
 
 
 def cache_problems(root: Path) -> list[str]:
     """Why the cache at `root` is not complete; an empty list means it is complete."""
-    manifest_path = root / MANIFEST
-    if not manifest_path.is_file():
-        return [f"{manifest_path} is missing (the cache was never completed)"]
-    try:
-        manifest = json.loads(manifest_path.read_text())
-        files = manifest["files"]
-        if not isinstance(files, dict):
-            raise TypeError("files is not a mapping")
-    except (ValueError, KeyError, TypeError) as exc:
-        return [f"{manifest_path} is unreadable ({exc})"]
-    problems = []
-    for relative in (*(f"bin/{name}" for name in BINARY_NAMES), STAGES_FILE):
-        if relative not in files:
-            problems.append(f"{relative} is not listed in {manifest_path}")
-    for relative, record in files.items():
-        path = root / relative
-        if not path.is_file():
-            problems.append(f"{path} is missing")
-        elif path.stat().st_size != record.get("size"):
-            problems.append(f"{path} has the wrong size (corrupt or truncated)")
-        elif _sha256(path) != record.get("sha256"):
-            problems.append(f"{path} has the wrong checksum (corrupt)")
-    return problems
+    return manifest_problems(root, CACHED_FILES)
 
 
 def _write_manifest(root: Path, versions: VersionSet) -> None:
-    files = {}
-    for relative in (*(f"bin/{name}" for name in BINARY_NAMES), STAGES_FILE):
-        path = root / relative
-        files[relative] = {"size": path.stat().st_size, "sha256": _sha256(path)}
-    manifest = {"versions": versions.__dict__, "files": files}
-    temporary = root / (MANIFEST + ".tmp")
-    temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True))
-    temporary.replace(root / MANIFEST)
+    # The version set is recorded for people reading the cache; the folder's name pins it.
+    write_manifest(root, CACHED_FILES, versions=versions.__dict__)
 
 
 def ensure_binaries(
@@ -113,56 +77,18 @@ def ensure_binaries(
 ) -> Binaries:
     """Return the cached binaries, building them first if the cache is not complete."""
     root = root if root is not None else cache_dir(versions)
-    problems = cache_problems(root)
-    if not problems:
-        progress.say(f"Using cached control-plane binaries in {root}")
-        return Binaries(root)
-    if not build:
-        raise BuildError(
-            f"The control-plane binary cache at {root} is not usable: "
-            + "; ".join(problems)
-            + ". Run `olm dev build` to (re)build it."
-        )
-    if (root / MANIFEST).exists():
-        progress.say("Cache is incomplete or corrupt, rebuilding: " + "; ".join(problems))
-        (root / MANIFEST).unlink()
-    GoBuilder(root, versions, progress).build_all()
-    remaining = cache_problems(root)
-    if remaining:
-        raise BuildError(
-            "The build finished but the cache is still incomplete: " + "; ".join(remaining)
-        )
+    builder = GoBuilder(root, versions, progress)
+    ensure_built(
+        root,
+        "control-plane binaries",
+        lambda: cache_problems(root),
+        builder.build_all,
+        progress,
+        rebuild="`olm dev build`",
+        may_build=build,
+        lock=False,
+    )
     return Binaries(root)
-
-
-def _parse_go_version(text: str) -> tuple[int, int] | None:
-    match = re.search(r"go(\d+)\.(\d+)", text)
-    return (int(match.group(1)), int(match.group(2))) if match else None
-
-
-def find_go(purpose: str, retry: str = "then retry") -> str:
-    """The go binary (OLM_PY_GO, else PATH), checked to be new enough; `purpose` says what it
-    builds ("the local control plane", "Helm", ...) and `retry` what to do once it is fixed."""
-    go = os.environ.get("OLM_PY_GO") or shutil.which("go")
-    if not go or not Path(go).exists():
-        raise BuildError(
-            f"The Go toolchain was not found on PATH. {purpose} is built from the Go module "
-            f"proxy: install Go >= {MINIMUM_GO[0]}.{MINIMUM_GO[1]} (or set OLM_PY_GO to the go "
-            f"binary), {retry}."
-        )
-    try:
-        out = subprocess.run(
-            [go, "version"], capture_output=True, text=True, timeout=60, check=True
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise BuildError(f"`{go} version` failed ({exc}); check the Go installation.") from exc
-    found = _parse_go_version(out)
-    if found is None or found < MINIMUM_GO:
-        raise BuildError(
-            f"Go {MINIMUM_GO[0]}.{MINIMUM_GO[1]} or newer is needed to build {purpose}, found: "
-            f"{out.strip()}. Install a newer Go, {retry}."
-        )
-    return go
 
 
 class GoBuilder:
@@ -192,7 +118,6 @@ class GoBuilder:
         if not (self.root / "bin" / "opm").is_file():
             self._build_opm()
         _write_manifest(self.root, self.versions)
-        self.progress.say("Control-plane binaries are ready")
 
     def _check_go(self) -> None:
         self.go = find_go("The local control plane", "then rerun `olm dev build`")

@@ -1,5 +1,8 @@
 """One local control plane: start it, tell its health, stop it.
 
+The components' health probes are cluster_status.py's, the image registries' start
+cluster_registry.py's; this module keeps the cluster's record and its life cycle.
+
 Invariants:
 - All of a cluster's files live in its state directory; `cluster.json` there records the
   processes we started (PID + identity), written after every start, so `down` can always
@@ -19,12 +22,13 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from olm.devcluster import health, network, pki, reference, registry
+from olm.devcluster import health, network, pki, registry
 from olm.devcluster.build import Binaries
+from olm.devcluster.cluster_registry import start_registries
+from olm.devcluster.cluster_status import ComponentStatus, component_statuses
 from olm.devcluster.components import (
     APISERVER,
     CONTROLLER_MANAGER,
@@ -40,8 +44,16 @@ from olm.devcluster.components import (
     kubeconfig,
 )
 from olm.devcluster.ports import LOOPBACK, free_ports
-from olm.devcluster.process import ProcessRecord, SpawnError, is_running, log_tail, spawn, stop
-from olm.devcluster.progress import QUIET, Progress
+from olm.devcluster.process import (
+    ProcessRecord,
+    SpawnError,
+    is_running,
+    log_tail,
+    spawn,
+    stop,
+    wait_for,
+)
+from olm.progress import QUIET, Progress
 
 DEFAULT_NODES = 2
 # The record key of a cluster running the real OLM instead of olm-py (reference.py).
@@ -61,35 +73,6 @@ def default_state_dir() -> Path:
     xdg = os.environ.get("XDG_STATE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".local" / "state"
     return base / "olm-py" / "dev"
-
-
-@dataclass(frozen=True)
-class ComponentStatus:
-    name: str
-    pid: int | None
-    running: bool
-    healthy: bool
-    detail: str
-
-
-def _wait_for(
-    check: Callable[[], tuple[bool, str]],
-    *,
-    timeout: float,
-    alive: Callable[[], bool] = lambda: True,
-    interval: float = 0.2,
-) -> tuple[bool, str]:
-    """Poll `check` until it passes, `alive` turns false, or `timeout` runs out."""
-    deadline = time.monotonic() + timeout
-    last = ""
-    while time.monotonic() < deadline:
-        ok, last = check()
-        if ok:
-            return True, last
-        if not alive():
-            return False, last
-        time.sleep(interval)
-    return False, last
 
 
 class DevCluster:
@@ -159,39 +142,9 @@ class DevCluster:
         data = self._load()
         if not data:
             return []
-        ports = data["ports"]
-        by_name = {r.name: r for r in self.processes()}
-        reference_checks: dict[str, Callable[[], tuple[bool, str]]] = {}
-        if isinstance(data.get(REFERENCE_KEY), dict):
-            reference_checks = reference.health_checks(data[REFERENCE_KEY])
-        result = []
-        for name in [*START_ORDER, *(n for n in by_name if n not in START_ORDER)]:
-            record = by_name.get(name)
-            running = record is not None and is_running(record)
-            healthy, detail = False, "not started" if record is None else "not running"
-            if running:
-                if name == ETCD:
-                    healthy, detail = health.etcd_healthy(ports["etcd_client"])
-                elif name == APISERVER:
-                    healthy, detail = health.apiserver_ready(data["api_url"], self._admin_context())
-                elif name == CONTROLLER_MANAGER:
-                    healthy, detail = health.component_healthy(ports["controller_manager"])
-                elif name == SCHEDULER:
-                    healthy, detail = health.component_healthy(ports["scheduler"])
-                elif name == registry.REGISTRY and data.get("registry"):
-                    port = int(str(data["registry"]).rsplit(":", 1)[1])
-                    healthy, detail = registry.healthy(port)
-                elif name == registry.REGISTRY_TLS and data.get("registry_tls"):
-                    port = int(str(data["registry_tls"]).rsplit(":", 1)[1])
-                    healthy, detail = registry.healthy(port, ca=Path(data["registry_ca"]))
-                elif name in reference_checks:
-                    healthy, detail = reference_checks[name]()
-                else:
-                    healthy, detail = True, "running (no health endpoint)"
-            result.append(
-                ComponentStatus(name, record.pid if record else None, running, healthy, detail)
-            )
-        return result
+        return component_statuses(
+            data, self.processes(), self._admin_context, data.get(REFERENCE_KEY)
+        )
 
     def env(self) -> dict[str, str]:
         bin_dir = self.bin_dir
@@ -348,80 +301,10 @@ class DevCluster:
             if not is_running(proc):
                 self._component_failed(name, layout, "exited right after starting")
         self._add_nodes(nodes, deadline)
-        self._start_registry(record, layout)
+        start_registries(record, layout, self._save, self.progress)
         record["ready"] = True
         record["nodes"] = nodes
         self._save(record)
-
-    def _start_registry(self, record: dict[str, Any], layout: Layout) -> None:
-        """The local OCI registry (olm/devcluster/registry.py), plain HTTP, then its TLS
-        listener over the same storage. The cluster works without them: a registry that cannot
-        be installed or started is a warning, not a failed `up`."""
-        try:
-            binary = registry.ensure_registry_binary()
-        except registry.RegistryUnavailable as exc:
-            self.progress.say(f"No local image registry: {exc}")
-            return
-        storage = layout.state_dir / "registry"
-        storage.mkdir(exist_ok=True)
-        address = self._spawn_registry(record, layout, binary, storage, None)
-        if address is None:
-            return
-        record["registry"] = address
-        self._save(record)
-        keys = pki.Pki.of(layout.pki_dir)
-        tls = self._spawn_registry(
-            record, layout, binary, storage, (keys.registry_cert, keys.registry_key)
-        )
-        if tls is not None:
-            record["registry_tls"] = tls
-            record["registry_ca"] = str(keys.ca_cert)
-            self._save(record)
-        samples, problem = registry.try_publish_samples(
-            record["registry"], layout.state_dir / "images"
-        )
-        if samples is None:
-            self.progress.say(f"The samples catalog was not published as images: {problem}")
-            return
-        record["samples_image"] = samples
-        self._save(record)
-        self.progress.say(f"Published the samples catalog and its bundles as {samples}")
-
-    def _spawn_registry(
-        self,
-        record: dict[str, Any],
-        layout: Layout,
-        binary: Path,
-        storage: Path,
-        tls: tuple[Path, Path] | None,
-    ) -> str | None:
-        """One docker-registry over `storage` (TLS with `tls` = (cert, key)): its address once
-        healthy, or None after saying why it is missing."""
-        name = registry.REGISTRY if tls is None else registry.REGISTRY_TLS
-        port = free_ports(1)[0]
-        config_path = layout.state_dir / f"{name}.json"
-        config_path.write_text(registry.config(storage, port, tls))
-        self.progress.say(f"Starting {name}")
-        try:
-            _, proc = spawn(name, registry.argv(binary, config_path), layout.log(name))
-        except SpawnError as exc:
-            self.progress.say(f"No local image registry ({name}): {exc}")
-            return None
-        record["processes"].append(proc.to_json())
-        self._save(record)
-        ca = None if tls is None else pki.Pki.of(layout.pki_dir).ca_cert
-        ok, detail = _wait_for(
-            lambda: registry.healthy(port, ca=ca), timeout=20, alive=lambda: is_running(proc)
-        )
-        if not ok:
-            stop(proc)
-            self.progress.say(
-                f"No local image registry ({name}): it did not start ({detail}); see "
-                f"{layout.log(name)}"
-            )
-            return None
-        self.progress.say(f"{name} is healthy at {LOOPBACK}:{port}")
-        return f"{LOOPBACK}:{port}"
 
     def _await_component(
         self,
@@ -431,7 +314,7 @@ class DevCluster:
         deadline: float,
         layout: Layout,
     ) -> None:
-        ok, detail = _wait_for(
+        ok, detail = wait_for(
             check, timeout=max(1.0, deadline - time.monotonic()), alive=lambda: is_running(proc)
         )
         if ok:
@@ -486,7 +369,7 @@ class DevCluster:
             (nodes_ready, "nodes to become Ready"),
             (default_account, "the default ServiceAccount"),
         ):
-            ok, detail = _wait_for(
+            ok, detail = wait_for(
                 check, timeout=max(1.0, deadline - time.monotonic()), interval=0.5
             )
             if not ok:

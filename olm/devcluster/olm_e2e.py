@@ -3,8 +3,9 @@ built from the Go module proxy and run against olm-py (docs/olm-e2e.md).
 
 - `build`: `olm-e2e.test`, compiled in a throw-away wrapper module (`go get` of the pinned OLM
   module, then `go test -c -tags json1`), and the suite's `testdata` copied beside it, into
-  `~/.cache/olm-py/tools/olm-e2e-v0.38.0/`. Cached like the other tools (olm/devcluster/tools.py:
-  a manifest written last, the binary's size and SHA-256 checked; reused without Go).
+  `~/.cache/olm-py/tools/olm-e2e-v0.38.0/`. Cached like the other tools (a verified cache,
+  olm/devcluster/verifiedcache.py: a manifest written last, the binary's size and SHA-256
+  checked; reused without Go).
 - `run`: a fresh local cluster of its own (`olm dev up` in a state directory of the run),
   olm-py's CRDs, namespaces and global OperatorGroup, `olm run`, and the catalog the suite's
   BeforeSuite waits for (CatalogSource `operatorhubio-catalog` in `olm`: the samples catalog
@@ -32,14 +33,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from olm.devcluster.build import BuildError, ensure_binaries
+from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
+from olm.devcluster.gotoolchain import GoRun
 from olm.devcluster.ports import LOOPBACK
-from olm.devcluster.progress import QUIET, Progress
-from olm.devcluster.reference import OLM_MODULE, OLM_VERSION
-from olm.devcluster.tools import GoRun, ensure_tool
+from olm.devcluster.reference_build import OLM_MODULE, OLM_VERSION
+from olm.devcluster.tools import ensure_tool
+from olm.devcluster.verifiedcache import BuildError
 from olm.devcluster.versions import cache_root
 from olm.image.pull import EVERY_REGISTRY, MIRRORS_ENV
+from olm.progress import QUIET, Progress
 
 SUITE = "olm-e2e.test"
 SUITE_PACKAGE = f"{OLM_MODULE}/test/e2e"
@@ -290,7 +293,8 @@ def _start_reference(
     """The real OLM on `cluster` (`olm dev up --reference-olm`); the default catalog to apply:
     the same samples catalog, served by `opm serve` (OLM would run the image in a pod, which
     kwok only simulates)."""
-    from olm.devcluster.reference import ensure_reference_olm, olm_operator_argv
+    from olm.devcluster.reference import olm_operator_argv
+    from olm.devcluster.reference_build import ensure_reference_olm
     from olm.devcluster.reference_cluster import up_reference
 
     up_reference(cluster)

@@ -5,7 +5,8 @@ process we started (same kernel start time and executable), so a PID reused by a
 process after a crash is never touched.
 
 `stop` takes its clock as a parameter (default `time.monotonic`) so tests can expire the grace
-period without waiting for it.
+period without waiting for it. `wait_for` polls a started component's health check until it
+passes, the process dies or time runs out.
 """
 
 from __future__ import annotations
@@ -136,3 +137,23 @@ def log_tail(path: Path, lines: int = 20) -> str:
     except OSError:
         return "(no log)"
     return "\n".join(content[-lines:])
+
+
+def wait_for(
+    check: Callable[[], tuple[bool, str]],
+    *,
+    timeout: float,
+    alive: Callable[[], bool] = lambda: True,
+    interval: float = 0.2,
+) -> tuple[bool, str]:
+    """Poll `check` until it passes, `alive` turns false, or `timeout` runs out."""
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        ok, last = check()
+        if ok:
+            return True, last
+        if not alive():
+            return False, last
+        time.sleep(interval)
+    return False, last

@@ -1,21 +1,15 @@
-"""The reference OLM: the real OLM v0.38.0, built by the project and run on a local cluster.
+"""The reference OLM on a local cluster: the real OLM v0.38.0, run beside no olm-py.
 
-`ensure_reference_olm()` builds OLM's `olm`, `catalog` and `package-server` commands from the Go
-module proxy through a throw-away wrapper module (the proxy refuses `go install` for OLM's
-modules), and copies OLM's own CRDs out of the operator-framework/api module, into a cache of
-their own: `<cache root>/tools/olm-v0.38.0/{olm,catalog,package-server,crds/}`. `reference_cluster.up_reference()`
-(`olm dev up --reference-olm`) starts a local cluster, prepares it as OLM's chart does, serves the samples
-catalog with `opm serve` and runs the real olm-operator and catalog-operator as local
-processes of that cluster, and OLM's package-server (the PackageManifest API) behind the
-cluster's host bridge (reference_packageserver.py), so parity tests can run one scenario on both
-implementations.
+The build (commands and CRDs in a verified cache) is reference_build.py's.
+`reference_cluster.up_reference()` (`olm dev up --reference-olm`) starts a local cluster,
+prepares it as OLM's chart does, serves the samples catalog with `opm serve` and runs the real
+olm-operator and catalog-operator as local processes of that cluster, and OLM's
+package-server (the PackageManifest API) behind the cluster's host bridge
+(reference_packageserver.py), so parity tests can run one scenario on both implementations.
+This module holds what that needs: the processes' command lines and environment, the chart's
+objects, the health ports and probes, the catalog-operator's TLS pair.
 
 Invariants:
-- The cache is complete only when `manifest.json` exists, records the exact build inputs (the
-  list of commands among them: a cache built with fewer is stale and rebuilt whole) and
-  lists every command and the CRDs with their size and SHA-256; it is written last, so an
-  interrupted build is never mistaken for a complete one. A complete cache is reused without
-  invoking Go. Concurrent builders are serialized by a lock file next to the cache.
 - A reference cluster says so in its record (`cluster.json`, key `reference_olm`): `olm dev
   env`/`status` show it, and `DevCluster.start_process` refuses to start olm-py on it (two
   implementations must never reconcile the same API server).
@@ -29,48 +23,23 @@ Invariants:
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import fcntl
-import hashlib
 import ipaddress
-import json
-import os
-import shutil
 import socket
 import ssl
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from olm.devcluster.build import BuildError, find_go
 from olm.devcluster.ports import LOOPBACK, is_listening
-from olm.devcluster.progress import QUIET, Progress
+from olm.devcluster.reference_build import ReferenceOlmBinaries
 from olm.devcluster.reference_packageserver import PACKAGE_SERVER
 from olm.devcluster.reference_packageserver import healthy as package_server_healthy
 from olm.devcluster.service_hosts import PROCESS as SERVICE_HOSTS_PROCESS
-from olm.devcluster.versions import cache_root
-
-OLM_VERSION = "v0.38.0"
-OLM_MODULE = "github.com/operator-framework/operator-lifecycle-manager"
-# The operator-framework/api release OLM v0.38.0 resolves to; its `crds/` are OLM's CRDs.
-API_MODULE = "github.com/operator-framework/api"
-API_VERSION = "v0.36.0"
-# package-server is OLM's aggregated API server (packages.operators.coreos.com); built for the
-# parity suite to run beside the reference OLM.
-COMMANDS: tuple[str, ...] = ("olm", "catalog", "package-server")
-BUILD_TAGS = "json1"
-WRAPPER_MODULE = "local/olmbin"
-WRAPPER_GO = "1.24.6"
-MANIFEST = "manifest.json"
-CRDS_DIR = "crds"
 
 # How OLM's chart lays out a cluster (deploy/chart: values and templates).
 OLM_NAMESPACE = "olm"
@@ -108,293 +77,6 @@ HEALTH_PORTS: dict[str, int] = {
     OLM_OPERATOR: OLM_HEALTH_PORT,
     CATALOG_OPERATOR: CATALOG_HEALTH_PORT,
 }
-
-
-# ----- the build ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReferenceOlmBinaries:
-    """The built reference OLM: its commands and OLM's CRDs."""
-
-    root: Path
-
-    @property
-    def olm(self) -> Path:
-        return self.root / "olm"
-
-    @property
-    def catalog(self) -> Path:
-        return self.root / "catalog"
-
-    @property
-    def package_server(self) -> Path:
-        return self.root / "package-server"
-
-    @property
-    def crds(self) -> Path:
-        return self.root / CRDS_DIR
-
-    def crd_files(self) -> list[Path]:
-        return sorted(self.crds.glob("*.yaml"))
-
-
-def reference_dir(version: str = OLM_VERSION) -> Path:
-    return cache_root() / "tools" / f"olm-{version}"
-
-
-def reference_ldflags(version: str = OLM_VERSION) -> str:
-    """Strip, and stamp the version (else `olm --version` says `OLM version: ` and nothing)."""
-    return f"-s -w -X {OLM_MODULE}/pkg/version.OLMVersion={version}"
-
-
-def wrapper_go_mod() -> str:
-    return f"module {WRAPPER_MODULE}\n\ngo {WRAPPER_GO}\n"
-
-
-def go_get_args(version: str = OLM_VERSION) -> list[str]:
-    """`go get -tool` pins every command in the wrapper module (`go install pkg@v` is refused:
-    it reads the module's version list, which the proxy answers with 403 for OLM)."""
-    return ["get", "-tool", *(f"{OLM_MODULE}/cmd/{name}@{version}" for name in COMMANDS)]
-
-
-def go_build_args(out_dir: Path, version: str = OLM_VERSION) -> list[str]:
-    return [
-        "build",
-        "-trimpath",
-        "-tags",
-        BUILD_TAGS,
-        "-ldflags",
-        reference_ldflags(version),
-        "-o",
-        f"{out_dir}/",
-        *(f"{OLM_MODULE}/cmd/{name}" for name in COMMANDS),
-    ]
-
-
-def go_env(base: Mapping[str, str]) -> dict[str, str]:
-    """The build environment: modules only, the installed toolchain, no cgo. The checksum
-    database does not answer for every module the proxy serves here; the versions are pinned
-    and the proxy is the trust anchor (as in build.py), unless OLM_PY_GOSUMDB names one."""
-    return {
-        **base,
-        "GOFLAGS": "-mod=mod -buildvcs=false",
-        "GOTOOLCHAIN": "local",
-        "GOSUMDB": base.get("OLM_PY_GOSUMDB", "off"),
-        "CGO_ENABLED": "0",
-    }
-
-
-def build_inputs(version: str = OLM_VERSION, api_version: str = API_VERSION) -> dict[str, str]:
-    """What the cache was built from; any change means a rebuild."""
-    return {
-        "module": OLM_MODULE,
-        "version": version,
-        "commands": ",".join(COMMANDS),
-        "api_module": API_MODULE,
-        "api_version": api_version,
-        "tags": BUILD_TAGS,
-        "ldflags": reference_ldflags(version),
-        "cgo": "0",
-    }
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def cache_problems(root: Path, inputs: Mapping[str, str]) -> list[str]:
-    """Why the reference cache at `root` is not usable; an empty list means it is complete."""
-    manifest_path = root / MANIFEST
-    if not manifest_path.is_file():
-        return [f"{manifest_path} is missing (the build was never completed)"]
-    try:
-        manifest = json.loads(manifest_path.read_text())
-        files = manifest["files"]
-        recorded = manifest["inputs"]
-        if not isinstance(files, dict) or not isinstance(recorded, dict):
-            raise TypeError("files or inputs is not a mapping")
-    except (ValueError, KeyError, TypeError) as exc:
-        return [f"{manifest_path} is unreadable ({exc})"]
-    if recorded != dict(inputs):
-        return [f"{root} was built from other inputs ({recorded}, want {dict(inputs)})"]
-    problems = [
-        f"{name} is not listed in {manifest_path}" for name in COMMANDS if name not in files
-    ]
-    if not any(relative.startswith(f"{CRDS_DIR}/") for relative in files):
-        problems.append(f"no CRDs are listed in {manifest_path}")
-    for relative, record in files.items():
-        path = root / relative
-        if not isinstance(record, dict):
-            problems.append(f"{manifest_path} has a bad entry for {relative}")
-        elif not path.is_file():
-            problems.append(f"{path} is missing")
-        elif path.stat().st_size != record.get("size"):
-            problems.append(f"{path} has the wrong size (corrupt or truncated)")
-        elif _sha256(path) != record.get("sha256"):
-            problems.append(f"{path} has the wrong checksum (corrupt)")
-    return problems
-
-
-def _write_manifest(root: Path, inputs: Mapping[str, str]) -> None:
-    relatives = [*COMMANDS, *(f"{CRDS_DIR}/{p.name}" for p in sorted((root / CRDS_DIR).glob("*")))]
-    files = {
-        relative: {"size": (root / relative).stat().st_size, "sha256": _sha256(root / relative)}
-        for relative in relatives
-    }
-    temporary = root / (MANIFEST + ".tmp")
-    temporary.write_text(json.dumps({"inputs": dict(inputs), "files": files}, indent=2))
-    temporary.replace(root / MANIFEST)
-
-
-def _find_go() -> str:
-    return find_go(f"The reference OLM {OLM_VERSION}")
-
-
-def go_available() -> bool:
-    """Whether a usable Go toolchain is installed (tests skip the reference OLM without it)."""
-    try:
-        _find_go()
-    except BuildError:
-        return False
-    return True
-
-
-@contextlib.contextmanager
-def _build_lock(root: Path) -> Iterator[None]:
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with (root.parent / f"{root.name}.lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-class _Builder:
-    def __init__(self, root: Path, go: str, progress: Progress) -> None:
-        self.root = root
-        self.go = go
-        self.progress = progress
-        self.log_path = root / "build.log"
-        self.env = go_env(os.environ)
-        nice = shutil.which("nice")
-        # Two cores are shared by everyone: the long compile yields to interactive work.
-        self.prefix = [nice, "-n", "10"] if nice else []
-
-    def go_run(self, args: Sequence[str], cwd: Path, what: str) -> str:
-        with self.log_path.open("a") as log, self.progress.heartbeat(what):
-            log.write(f"$ go {' '.join(args)}\n")
-            log.flush()
-            result = subprocess.run(
-                [*self.prefix, self.go, *args],
-                cwd=cwd,
-                env=self.env,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                text=True,
-            )
-            log.write(result.stdout)
-        if result.returncode != 0:
-            tail = self.log_path.read_text(errors="replace").splitlines()[-15:]
-            raise BuildError(
-                f"{what} failed (go exit {result.returncode}). Check access to the Go module "
-                f"proxy (GOPROXY) or the compiler errors in the log {self.log_path}. Last "
-                "lines:\n  " + "\n  ".join(tail) + "\nFix the cause, then run `make reference-olm`."
-            )
-        return result.stdout
-
-    def build(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.log_path.write_text("")
-        work = self.root / "src"
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir()
-        (work / "go.mod").write_text(wrapper_go_mod())
-        self.go_run(go_get_args(), work, f"Resolving OLM {OLM_VERSION} in a wrapper module")
-        out = Path(tempfile.mkdtemp(prefix="bin-", dir=self.root))
-        try:
-            self.go_run(
-                go_build_args(out),
-                work,
-                f"Building the real OLM {OLM_VERSION} ({', '.join(COMMANDS)}) into {self.root} "
-                "(about 7 minutes cold on 2 busy cores; later runs reuse it)",
-            )
-            for name in COMMANDS:
-                built = out / name
-                if not built.is_file():
-                    raise BuildError(f"go build reported success but {built} is missing.")
-                built.replace(self.root / name)
-        finally:
-            shutil.rmtree(out, ignore_errors=True)
-        self._copy_crds(work)
-
-    def _copy_crds(self, work: Path) -> None:
-        listed = json.loads(
-            self.go_run(["list", "-m", "-json", API_MODULE], work, "Locating OLM's API module")
-        )
-        if listed.get("Version") != API_VERSION:
-            raise BuildError(
-                f"OLM {OLM_VERSION} resolved {API_MODULE} {listed.get('Version')}, expected "
-                f"{API_VERSION}: update API_VERSION in olm/devcluster/reference.py together "
-                "with OLM_VERSION."
-            )
-        downloaded = json.loads(
-            self.go_run(
-                ["mod", "download", "-json", f"{API_MODULE}@{API_VERSION}"],
-                work,
-                f"Fetching OLM's CRDs ({API_MODULE} {API_VERSION})",
-            )
-        )
-        source = Path(str(downloaded.get("Dir", ""))) / CRDS_DIR
-        crds = sorted(source.glob("*.yaml"))
-        if not crds:
-            raise BuildError(f"No CRDs were found in {source} ({API_MODULE} {API_VERSION}).")
-        target = self.root / CRDS_DIR
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir()
-        for crd in crds:
-            (target / crd.name).write_bytes(crd.read_bytes())
-
-
-def ensure_reference_olm(progress: Progress = QUIET, *, build: bool = True) -> ReferenceOlmBinaries:
-    """The cached real OLM (`olm`, `catalog`, OLM's CRDs), building it first if needed."""
-    root = reference_dir()
-    inputs = build_inputs()
-    binaries = ReferenceOlmBinaries(root)
-    if not cache_problems(root, inputs):
-        progress.say(f"Using the cached reference OLM {OLM_VERSION} in {root}")
-        return binaries
-    with _build_lock(root):
-        # Another process may have finished the build while this one waited for the lock.
-        problems = cache_problems(root, inputs)
-        if not problems:
-            progress.say(f"Using the cached reference OLM {OLM_VERSION} in {root}")
-            return binaries
-        if not build:
-            raise BuildError(
-                f"The reference OLM cache at {root} is not usable: {'; '.join(problems)}. Run "
-                "`make reference-olm` to (re)build it."
-            )
-        if (root / MANIFEST).exists():
-            progress.say(
-                "The reference OLM cache is stale or corrupt, rebuilding: " + "; ".join(problems)
-            )
-            (root / MANIFEST).unlink()
-        _Builder(root, _find_go(), progress).build()
-        _write_manifest(root, inputs)
-        remaining = cache_problems(root, inputs)
-        if remaining:
-            raise BuildError(
-                "The reference OLM build finished but its cache is unusable: "
-                + "; ".join(remaining)
-            )
-    progress.say(f"The reference OLM {OLM_VERSION} is ready in {root}")
-    return binaries
 
 
 # ----- what runs, and how it is prepared (pure) ----------------------------------------------
@@ -620,18 +302,3 @@ def health_checks(info: Mapping[str, Any]) -> dict[str, Callable[[], tuple[bool,
     if isinstance(packages_port, int):
         checks[PACKAGE_SERVER] = lambda: package_server_healthy(packages_port)
     return checks
-
-
-def main() -> int:
-    """`python -m olm.devcluster.reference` (`make reference-olm`): build or reuse the cache."""
-    try:
-        binaries = ensure_reference_olm(Progress())
-    except BuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(binaries.root)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

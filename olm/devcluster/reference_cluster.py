@@ -27,28 +27,22 @@ from olm.devcluster.build import Binaries, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.ports import LOOPBACK, free_ports
 from olm.devcluster.process import ProcessRecord, is_running, log_tail, stop
-from olm.devcluster.progress import Progress
 from olm.devcluster.reference import (
-    API_MODULE,
-    API_VERSION,
     CATALOG_OPERATOR,
     GLOBAL_OPERATOR_GROUP,
     HEALTH_PORTS,
     OLM_NAMESPACE,
     OLM_OPERATOR,
-    OLM_VERSION,
     OPERATORS_NAMESPACE,
     PROCESSES,
     SAMPLES_SERVER,
     SAMPLES_SOURCE,
     SERVICE_HOSTS,
-    ReferenceOlmBinaries,
     Tls,
     busy_ports_message,
     catalog_operator_argv,
     catalog_operator_healthy,
     chart_objects,
-    ensure_reference_olm,
     make_tls,
     olm_operator_argv,
     olm_operator_healthy,
@@ -58,6 +52,14 @@ from olm.devcluster.reference import (
     samples_catalog_source,
     samples_server_healthy,
 )
+from olm.devcluster.reference_build import (
+    API_MODULE,
+    API_VERSION,
+    OLM_VERSION,
+    ReferenceOlmBinaries,
+    ensure_reference_olm,
+)
+from olm.progress import Progress
 
 PACKAGE_SERVER = packageserver.PACKAGE_SERVER
 START_TIMEOUT = 240.0

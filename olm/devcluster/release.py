@@ -33,9 +33,9 @@ from pathlib import Path
 import yaml
 
 from olm.devcluster.image import DEV_TAG, IMAGE_REPOSITORY, package_version
-from olm.devcluster.progress import QUIET, Progress
 from olm.image.errors import ImageError
 from olm.image.reference import is_loopback, parse
+from olm.progress import QUIET, Progress
 
 IMAGE_NAME = "olm-py"
 CHART_NAME = "olm-py"
@@ -286,7 +286,8 @@ def publish(
     repo: Path | None = None,
 ) -> str:
     """Push the image, then the chart; the pushed image's digest."""
-    from olm.devcluster.image import build_image, podman_env, repo_root
+    from olm.devcluster.image import build_image, repo_root
+    from olm.devcluster.image_base import podman_env
     from olm.devcluster.tools import ensure_helm
 
     repo = repo if repo is not None else repo_root()

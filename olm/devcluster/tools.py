@@ -1,5 +1,7 @@
 """Developer tools built from the Go module proxy into caches of their own: Helm, and the
-`kubectl operator` plugin (kubectl-operator) that OLM users drive OLM v0 with.
+`kubectl operator` plugin (kubectl-operator) that OLM users drive OLM v0 with; and `TOOLS`,
+every pinned tool a user builds with one command (`make tools`: these two and the reference
+OLM of reference_build.py).
 
 Invariants:
 - Each tool lives in `<cache root>/tools/<name>-<version>/`, apart from the control-plane
@@ -7,36 +9,35 @@ Invariants:
 - Helm is `go install`ed; kubectl-operator is built in a throw-away wrapper module (`src/`)
   that pins it with `go get -tool` (as the reference OLM is), and is stamped with the tag's
   version and commit, checked against what the module proxy reports for the tag.
-- The tool is complete only when `manifest.json` exists, records the exact build inputs (the
-  version and the `-X` stamps) and the binary has the recorded size and SHA-256. The manifest
-  is written last, so an interrupted build is never mistaken for a complete one.
-- A complete cache is reused without invoking Go at all.
-- Every failure raises `BuildError` naming what failed and what to do next. Concurrent
-  builders of one tool wait for each other (a lock file beside its folder).
+- Each tool's folder is a verified cache (verifiedcache.py): complete only when
+  `manifest.json`, written last, records the exact build inputs (the version and the `-X`
+  stamps) and the binary's size and SHA-256; a complete cache is reused without invoking Go.
+  Concurrent builders of one tool wait for each other (a lock file beside its folder).
+- Every failure raises `BuildError` naming what failed and what to do next.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from olm.devcluster.build import BuildError, find_go
-from olm.devcluster.progress import QUIET, Progress
+from olm.devcluster.gotoolchain import GoRun, find_go
+from olm.devcluster.reference_build import ensure_reference_olm
+from olm.devcluster.verifiedcache import (
+    BuildError,
+    ensure_built,
+    manifest_problems,
+    write_manifest,
+)
 from olm.devcluster.versions import KUBERNETES_VERSION, cache_root
+from olm.progress import QUIET, Progress
 
 HELM_VERSION = "v3.22.0"
 HELM_MODULE = "helm.sh/helm/v3"
-MANIFEST = "manifest.json"
 
 KUBECTL_OPERATOR_VERSION = "v0.6.0"
 KUBECTL_OPERATOR_MODULE = "github.com/operator-framework/kubectl-operator"
@@ -102,115 +103,13 @@ def helm_dir(version: str = HELM_VERSION) -> Path:
     return cache_root() / "tools" / f"helm-{version}"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def tool_problems(root: Path, name: str, inputs: dict[str, str]) -> list[str]:
     """Why the tool cache at `root` is not usable; an empty list means it is complete."""
-    manifest_path = root / MANIFEST
-    if not manifest_path.is_file():
-        return [f"{manifest_path} is missing (the build was never completed)"]
-    try:
-        manifest = json.loads(manifest_path.read_text())
-        record = manifest["files"][name]
-        recorded_inputs = manifest["inputs"]
-        if not isinstance(record, dict) or not isinstance(recorded_inputs, dict):
-            raise TypeError("files or inputs is not a mapping")
-    except (ValueError, KeyError, TypeError) as exc:
-        return [f"{manifest_path} is unreadable ({exc})"]
-    if recorded_inputs != inputs:
-        return [f"{root / name} was built from other inputs ({recorded_inputs}, want {inputs})"]
-    path = root / name
-    if not path.is_file():
-        return [f"{path} is missing"]
-    if path.stat().st_size != record.get("size"):
-        return [f"{path} has the wrong size (corrupt or truncated)"]
-    if _sha256(path) != record.get("sha256"):
-        return [f"{path} has the wrong checksum (corrupt)"]
-    return []
+    return manifest_problems(root, (name,), inputs)
 
 
 def _write_manifest(root: Path, name: str, inputs: dict[str, str]) -> None:
-    path = root / name
-    manifest = {
-        "inputs": inputs,
-        "files": {name: {"size": path.stat().st_size, "sha256": _sha256(path)}},
-    }
-    temporary = root / (MANIFEST + ".tmp")
-    temporary.write_text(json.dumps(manifest, indent=2, sort_keys=True))
-    temporary.replace(root / MANIFEST)
-
-
-def go_env(base: dict[str, str], goflags: str = "-buildvcs=false") -> dict[str, str]:
-    """The installed toolchain, no cgo. The checksum database does not answer for every
-    module the proxy serves here; the version is pinned and the proxy is the trust anchor (as
-    in build.py), unless OLM_PY_GOSUMDB names one."""
-    return {
-        **base,
-        "CGO_ENABLED": "0",
-        "GOTOOLCHAIN": "local",
-        "GOSUMDB": base.get("OLM_PY_GOSUMDB", "off"),
-        "GOFLAGS": goflags,
-    }
-
-
-@dataclass(frozen=True)
-class GoRun:
-    """One tool's build: runs `go` with the build environment, logging to `log_path`."""
-
-    go: str
-    log_path: Path
-    progress: Progress
-    goflags: str = "-buildvcs=false"
-    retry: str = "retry"
-
-    def run(
-        self, args: Sequence[str], cwd: Path, what: str, note: str = "", gobin: Path | None = None
-    ) -> str:
-        """Run `go args` in `cwd`; its stdout. `what` names the step (progress and errors),
-        `note` adds to the progress line only."""
-        env = go_env(dict(os.environ), self.goflags)
-        if gobin is not None:
-            env["GOBIN"] = str(gobin)
-        nice = shutil.which("nice")
-        # Two cores are shared by everyone: the compile yields to interactive work.
-        prefix = [nice, "-n", "10"] if nice else []
-        with self.log_path.open("a") as log, self.progress.heartbeat(what + note):
-            log.write(f"$ go {' '.join(args)}\n")
-            log.flush()
-            result = subprocess.run(
-                [*prefix, self.go, *args],
-                cwd=cwd,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                text=True,
-            )
-            log.write(result.stdout)
-        if result.returncode != 0:
-            tail = self.log_path.read_text(errors="replace").splitlines()[-15:]
-            raise BuildError(
-                f"{what} failed (go exit {result.returncode}). Check access to the "
-                f"Go module proxy (GOPROXY) or the compiler errors in the log {self.log_path}. "
-                "Last lines:\n  " + "\n  ".join(tail) + f"\nFix the cause, then {self.retry}."
-            )
-        return result.stdout
-
-
-@contextlib.contextmanager
-def _build_lock(root: Path) -> Iterator[None]:
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with (root.parent / f"{root.name}.lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    write_manifest(root, (name,), inputs=inputs)
 
 
 def ensure_tool(
@@ -226,20 +125,8 @@ def ensure_tool(
     """`root/name`, built by `build(go, out_dir)` (which leaves `out_dir/name`) unless the cache
     is complete; the manifest is written last."""
     binary = root / name
-    if not tool_problems(root, name, inputs):
-        progress.say(f"Using cached {name} {version} at {binary}")
-        return binary
-    with _build_lock(root):
-        # Another process may have finished the build while this one waited for the lock.
-        problems = tool_problems(root, name, inputs)
-        if not problems:
-            progress.say(f"Using cached {name} {version} at {binary}")
-            return binary
-        if (root / MANIFEST).exists():
-            progress.say(
-                f"The {name} cache is incomplete or stale, rebuilding: " + "; ".join(problems)
-            )
-            (root / MANIFEST).unlink()
+
+    def build_and_seal() -> None:
         go = GoRun(
             find_go(f"{name} {version}", f"then {retry}"),
             root / "build.log",
@@ -256,12 +143,15 @@ def ensure_tool(
                 raise BuildError(f"go reported success but {built} is missing; see {go.log_path}.")
             built.replace(binary)
         _write_manifest(root, name, inputs)
-        remaining = tool_problems(root, name, inputs)
-        if remaining:
-            raise BuildError(
-                f"The {name} build finished but its cache is unusable: " + "; ".join(remaining)
-            )
-    progress.say(f"{name} {version} is ready at {binary}")
+
+    ensure_built(
+        root,
+        f"{name} {version}",
+        lambda: tool_problems(root, name, inputs),
+        build_and_seal,
+        progress,
+        rebuild=retry,
+    )
     return binary
 
 
@@ -397,15 +287,39 @@ def ensure_kubectl_operator(progress: Progress = QUIET) -> Path:
     )
 
 
+REFERENCE_OLM = "reference-olm"
+
+
+def _reference_olm(progress: Progress) -> Path:
+    """The reference OLM's folder: its commands (olm, catalog, package-server) and CRDs."""
+    return ensure_reference_olm(progress).root
+
+
+# The pinned tools a user can build with one command (`make tools`, `olm dev tools`), in the
+# order they are built: each is reused in seconds once its cache is complete.
 TOOLS: dict[str, Callable[[Progress], Path]] = {
     "helm": ensure_helm,
     KUBECTL_OPERATOR: ensure_kubectl_operator,
+    REFERENCE_OLM: _reference_olm,
 }
+# The tools run as commands: their folders go on PATH (kubectl finds `kubectl operator` there).
+ON_PATH: tuple[str, ...] = ("helm", KUBECTL_OPERATOR)
+
+
+def ensure_tools(names: Sequence[str], progress: Progress = QUIET) -> dict[str, Path]:
+    """Build or reuse each named tool (all of TOOLS when `names` is empty); each one's path."""
+    return {name: TOOLS[name](progress) for name in names or TOOLS}
+
+
+def path_hint(paths: dict[str, Path]) -> str | None:
+    """The shell line that puts the built commands on PATH, if any was built."""
+    folders = [str(paths[name].parent) for name in ON_PATH if name in paths]
+    return f'export PATH="{":".join(folders)}:$PATH"' if folders else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m olm.devcluster.tools NAME...` (`make kubectl-operator`): build or reuse each
-    named tool and print its path."""
+    named tool and print its path (`olm dev tools` does the same, all tools by default)."""
     names = list(sys.argv[1:] if argv is None else argv)
     unknown = [name for name in names if name not in TOOLS]
     if not names or unknown:

@@ -26,7 +26,7 @@ import yaml
 import olm
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
-from olm.devcluster.progress import Progress
+from olm.progress import Progress
 from tests.conftest import REPO, STEP_TIMEOUT, ControlPlane, _test_state_root, wait_for
 from tests.e2e.stories import SAMPLE, operator_group, phase, wait_phase
 

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from olm.devcluster import olm_e2e, registry
-from olm.devcluster.progress import Progress
+from olm.progress import Progress
 from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 
 FAST_SUBSET = (

@@ -26,12 +26,13 @@ from pathlib import Path
 import pytest
 
 import olm
-from olm.devcluster.image import package_version, podman_env
-from olm.devcluster.progress import Progress
+from olm.devcluster.image import package_version
+from olm.devcluster.image_base import podman_env
 from olm.devcluster.registry import REGISTRY_ENV
 from olm.image.cache import BlobCache
 from olm.image.pull import Options, label_of
 from olm.image.reference import parse
+from olm.progress import Progress
 from tests.conftest import REPO, STEP_TIMEOUT, ControlPlane, wait_for
 from tests.e2e.test_chart import fresh_cluster, lease_holder, olm_crds, olm_pods, pod_dir
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from olm.devcluster.progress import Progress
 from olm.devcluster.tools import HELM_VERSION, ensure_helm, kube_major_minor
+from olm.progress import Progress
 
 
 def helm(binary: Path, home: Path, *args: str) -> str:

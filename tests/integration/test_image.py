@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from olm.devcluster.image import BASE_IMAGE, build_image, package_version, podman_env
-from olm.devcluster.progress import Progress
+from olm.devcluster.image import build_image, package_version
+from olm.devcluster.image_base import BASE_IMAGE, podman_env
+from olm.progress import Progress
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ import pytest
 
 from olm.catalog.samples import CATALOG
 from olm.controllers.catalogimage import INDEX_LABEL, ImageCatalogs
-from olm.devcluster.image import podman_env
+from olm.devcluster.image_base import podman_env
 from olm.devcluster.ports import free_ports
 from olm.image.cache import BlobCache
 from olm.image.pull import Options, pull, resolve

@@ -6,12 +6,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from olm.devcluster.progress import Progress
 from olm.devcluster.tools import (
     KUBECTL_OPERATOR_COMMIT,
     KUBECTL_OPERATOR_VERSION,
     ensure_kubectl_operator,
 )
+from olm.progress import Progress
 
 # Every command, `version` too, loads a kubeconfig first; `version` never dials the server.
 KUBECONFIG = """apiVersion: v1

@@ -20,14 +20,14 @@ import yaml
 
 from olm.devcluster.cluster import DevCluster
 from olm.devcluster.process import ProcessRecord, is_running
-from olm.devcluster.reference import (
+from olm.devcluster.reference import wait_for_health_ports
+from olm.devcluster.reference_build import (
     OLM_VERSION,
     build_inputs,
     cache_problems,
     ensure_reference_olm,
     go_available,
     reference_dir,
-    wait_for_health_ports,
 )
 from tests.conftest import REPO, ControlPlane, wait_for
 

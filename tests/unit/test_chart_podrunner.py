@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from olm.devcluster.podrunner import (
+from olm.devcluster.podprograms import (
     is_olm_py_image,
     localize_ports,
     olm_executable,

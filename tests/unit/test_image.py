@@ -10,26 +10,28 @@ from pathlib import Path
 import pytest
 
 from olm.devcluster.image import (
+    constraints_from_freeze,
+    copy_source,
+    fingerprint,
+    image_tags,
+    installed_requirements,
+    podman_build_args,
+    tree_digest,
+    wheel_args,
+    wheelhouse_key,
+)
+from olm.devcluster.image_base import (
     BASE_IMAGE,
     CONTAINERS_CONF,
     PINNED_BASE,
     BaseInputs,
     apt_commands,
     base_tarball,
-    constraints_from_freeze,
     containers_conf_path,
-    copy_source,
-    fingerprint,
-    image_tags,
-    installed_requirements,
     mmdebstrap_args,
-    podman_build_args,
     podman_env,
     podman_import_args,
     tarball_problems,
-    tree_digest,
-    wheel_args,
-    wheelhouse_key,
 )
 
 

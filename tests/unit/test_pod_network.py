@@ -12,7 +12,7 @@ import pytest
 
 from olm.devcluster.components import Layout, Plan, Ports
 from olm.devcluster.network import POOL, SLOTS, ClusterNetwork, NetworkError, free_slots
-from olm.devcluster.podrunner import program_for, resolve_env
+from olm.devcluster.podprograms import program_for, resolve_env
 from olm.devcluster.volumes import NotYetRunnable, materialize_volumes, mounts_for
 from olm.samples.echo_webhook import REFUSE_ANNOTATION, discovery, review_response
 

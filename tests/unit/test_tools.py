@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from olm.devcluster import tools
-from olm.devcluster.build import BuildError
 from olm.devcluster.tools import (
     HELM_VERSION,
     ensure_helm,
@@ -20,6 +19,7 @@ from olm.devcluster.tools import (
     kube_major_minor,
     tool_problems,
 )
+from olm.devcluster.verifiedcache import BuildError
 
 
 @pytest.mark.parametrize(

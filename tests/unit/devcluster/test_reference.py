@@ -13,6 +13,7 @@ import pytest
 from olm.app import SAMPLES_SOURCE
 from olm.controllers.catalogsource import GLOBAL_NAMESPACE
 from olm.devcluster import reference as ref
+from olm.devcluster import reference_build as refbuild
 from olm.devcluster.cluster import REFERENCE_ENV, REFERENCE_KEY, ClusterError, DevCluster
 from olm.devcluster.ports import free_ports
 
@@ -20,19 +21,19 @@ M = "github.com/operator-framework/operator-lifecycle-manager"
 
 
 def test_the_build_pins_every_command_and_stamps_the_version() -> None:
-    assert ref.go_get_args() == [
+    assert refbuild.go_get_args() == [
         "get",
         "-tool",
         f"{M}/cmd/olm@v0.38.0",
         f"{M}/cmd/catalog@v0.38.0",
         f"{M}/cmd/package-server@v0.38.0",
     ]
-    args = ref.go_build_args(Path("/out"))
+    args = refbuild.go_build_args(Path("/out"))
     assert args[:4] == ["build", "-trimpath", "-tags", "json1"]
     assert args[args.index("-ldflags") + 1] == f"-s -w -X {M}/pkg/version.OLMVersion=v0.38.0"
     assert args[args.index("-o") + 1] == "/out/"  # a directory: one binary per command
     assert args[-3:] == [f"{M}/cmd/olm", f"{M}/cmd/catalog", f"{M}/cmd/package-server"]
-    assert ref.wrapper_go_mod().startswith("module local/olmbin\n")
+    assert refbuild.wrapper_go_mod().startswith("module local/olmbin\n")
 
 
 @pytest.mark.parametrize(
@@ -43,7 +44,7 @@ def test_the_build_pins_every_command_and_stamps_the_version() -> None:
     ],
 )
 def test_the_build_environment(base: dict[str, str], gosumdb: str) -> None:
-    env = ref.go_env(base)
+    env = refbuild.go_env(base)
     assert env["PATH"] == "/bin"
     assert env["GOSUMDB"] == gosumdb
     assert env["CGO_ENABLED"] == "0" and env["GOTOOLCHAIN"] == "local"
@@ -56,8 +57,8 @@ def _complete_cache(root: Path) -> dict[str, str]:
     (root / "catalog").write_bytes(b"catalog binary")
     (root / "package-server").write_bytes(b"package-server binary")
     (root / "crds" / "operators.coreos.com_subscriptions.yaml").write_text("kind: CRD\n")
-    inputs = ref.build_inputs()
-    ref._write_manifest(root, inputs)
+    inputs = refbuild.build_inputs()
+    refbuild._write_manifest(root, inputs)
     return inputs
 
 
@@ -129,7 +130,7 @@ def test_the_cache_is_usable_only_when_complete_and_built_from_the_same_inputs(
     inputs = _complete_cache(tmp_path)
     if damage is not None:
         damage(tmp_path)
-    problems = ref.cache_problems(tmp_path, inputs)
+    problems = refbuild.cache_problems(tmp_path, inputs)
     if expected is None:
         assert problems == []
     else:
@@ -140,26 +141,26 @@ def test_a_complete_cache_is_reused_without_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OLM_PY_CACHE", str(tmp_path))
-    _complete_cache(ref.reference_dir())
+    _complete_cache(refbuild.reference_dir())
     monkeypatch.setenv("OLM_PY_GO", str(tmp_path / "no-such-go"))
-    assert ref.ensure_reference_olm().olm == tmp_path / "tools" / "olm-v0.38.0" / "olm"
+    assert refbuild.ensure_reference_olm().olm == tmp_path / "tools" / "olm-v0.38.0" / "olm"
 
 
 def test_an_incomplete_cache_is_not_built_when_building_is_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OLM_PY_CACHE", str(tmp_path))
-    with pytest.raises(ref.BuildError, match="make reference-olm"):
-        ref.ensure_reference_olm(build=False)
+    with pytest.raises(refbuild.BuildError, match="make reference-olm"):
+        refbuild.ensure_reference_olm(build=False)
 
 
 def test_a_missing_go_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OLM_PY_CACHE", str(tmp_path))
     monkeypatch.setenv("OLM_PY_GO", str(tmp_path / "no-such-go"))
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert not ref.go_available()
-    with pytest.raises(ref.BuildError, match="Go toolchain was not found"):
-        ref.ensure_reference_olm()
+    assert not refbuild.go_available()
+    with pytest.raises(refbuild.BuildError, match="Go toolchain was not found"):
+        refbuild.ensure_reference_olm()
 
 
 @pytest.mark.parametrize(
@@ -178,7 +179,7 @@ def test_the_real_olm_runs_without_ci_in_its_namespace(
 
 
 def test_the_command_lines() -> None:
-    binaries = ref.ReferenceOlmBinaries(Path("/cache/olm"))
+    binaries = refbuild.ReferenceOlmBinaries(Path("/cache/olm"))
     assert ref.olm_operator_argv(binaries) == [
         "/cache/olm/olm",
         "--namespace",

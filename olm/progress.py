@@ -1,4 +1,7 @@
-"""Progress lines with elapsed time, for long work (builds, cluster start).
+"""Progress lines with elapsed time, for long work (builds, cluster start, `olm install`).
+
+In the lowest layer, beside `olm.logs`, so the product's commands (`olm install`) and the dev
+tooling (`olm.devcluster`) share one printer without the product importing the dev tooling.
 
 Invariant: progress goes to stderr, so stdout stays clean for output a script may read
 (`olm dev env`, `olm dev kubeconfig`).
