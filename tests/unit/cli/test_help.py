@@ -4,6 +4,9 @@ usage text and exit 0, before any command runs (issue 27)."""
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,4 +44,20 @@ def test_help_exits_zero_with_usage(
         main([*path, "--help"])
     assert exited.value.code == 0
     assert capsys.readouterr().out.startswith(f"usage: {' '.join(('olm', *path))}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_demo_help_starts_nothing(tmp_path: Path) -> None:
+    """`python -m olm.demo --help` (`make demo`'s module) prints usage, no cluster started."""
+    done = subprocess.run(
+        [sys.executable, "-m", "olm.demo", "--help"],
+        cwd=tmp_path,
+        env={**os.environ, "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,  # a safety net: a demo that starts would take minutes
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m olm.demo")
     assert list(tmp_path.iterdir()) == []
