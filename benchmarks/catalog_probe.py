@@ -9,14 +9,28 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.cli import parser
 from olm.catalog.formats import load
 from olm.catalog.inspect import inspect
 from olm.catalog.validate import validate
 from olm.registry.index import RegistryIndex
 
 
-def main() -> int:
-    path, mode = Path(sys.argv[1]), sys.argv[2]
+def main(argv: list[str] | None = None) -> int:
+    command = parser(
+        "benchmarks.catalog_probe",
+        __doc__,
+        takes="seconds (a few for the generated catalog)",
+        writes="nothing: prints one JSON line (run by benchmarks/catalogs.py)",
+    )
+    command.add_argument("path", type=Path, help="a catalog directory (any format olm reads)")
+    command.add_argument(
+        "mode",
+        choices=("index", "inspect"),
+        help="after load and validate: index it for serving, or inspect it",
+    )
+    args = command.parse_args(argv)
+    path, mode = args.path, args.mode
     started = time.perf_counter()
     catalog = load(path)
     loaded = time.perf_counter()

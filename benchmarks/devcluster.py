@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cli import run_once
 from benchmarks.plot import bar_chart
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
@@ -106,3 +108,19 @@ def run(results_dir: Path, runs: int = 3) -> dict[str, Any]:
         [*samples[-1]["rss_mib"].items(), ("total", samples[-1]["rss_total_mib"])],
     )
     return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks.devcluster`: one run, written to benchmarks/results/."""
+    return run_once(
+        "benchmarks.devcluster",
+        __doc__,
+        run,
+        argv,
+        takes="a few minutes (3 warm `olm dev up` runs; needs the built control-plane binaries)",
+        writes="benchmarks/results/devcluster.json, devcluster-up.svg and devcluster-memory.svg",
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -17,7 +17,6 @@ as a user starts it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -30,6 +29,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cli import RESULTS, parser
 from benchmarks.fault_stories import (
     KINDS,
     OLD,
@@ -48,7 +48,6 @@ from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
 from olm.progress import Progress
 
-RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_MEDIAN, GOAL_MAX = 5.0, 15.0
 TIMEOUT = 60.0  # seconds after the restart before a trial counts as not converged
 CONTROLS = 3  # runs without a fault per story
@@ -325,12 +324,23 @@ def strip_chart(path: Path, summary: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.faults", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="3 trials per story (a check)")
-    parser.add_argument("--trials", type=int, help="trials per story (default 30)")
-    parser.add_argument("--seed", type=int, help="random seed (default: the time)")
-    parser.add_argument("--out", type=Path, help="results directory")
-    args = parser.parse_args(argv)
+    command = parser(
+        "benchmarks.faults",
+        __doc__,
+        takes="about an hour with 30 trials per story, a few minutes with --quick (one local "
+        "cluster; needs the built binaries)",
+        writes="faults.json and faults.svg to benchmarks/results/ (--quick: to a temporary "
+        "directory, printed; --out: there)",
+    )
+    command.add_argument("--quick", action="store_true", help="3 trials per story (a check)")
+    command.add_argument(
+        "--trials", type=int, help="trials per story (default 30, or $OLM_FAULT_TRIALS)"
+    )
+    command.add_argument(
+        "--seed", type=int, help="random seed (default: $OLM_FAULT_SEED, else the time)"
+    )
+    command.add_argument("--out", type=Path, help="results directory")
+    args = command.parse_args(argv)
     trials = args.trials or (3 if args.quick else None)
     out = args.out or (Path(tempfile.mkdtemp(prefix="olm-faults-")) if args.quick else RESULTS)
     summary = run(out, trials=trials, seed=args.seed)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cli import run_once
 from benchmarks.devcluster import rss_mib
 from benchmarks.plot import bar_chart
 from olm.devcluster import manifests
@@ -213,5 +214,17 @@ def run(results_dir: Path) -> dict[str, Any]:
     return summary
 
 
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks.global_operators`: one run, written to benchmarks/results/."""
+    return run_once(
+        "benchmarks.global_operators",
+        __doc__,
+        run,
+        argv,
+        takes="15-30 minutes (one local cluster, 1,000 namespaces, two rounds)",
+        writes="benchmarks/results/global_operators.json and global-operators.svg",
+    )
+
+
 if __name__ == "__main__":
-    print(json.dumps(run(Path(__file__).resolve().parent / "results"), indent=2))
+    sys.exit(main())

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.catalogs import BUNDLES_PER_PACKAGE, PACKAGES, generate
+from benchmarks.cli import RESULTS, parser
 from benchmarks.plot import bar_chart
 from olm.devcluster import registry
 from olm.devcluster.build import ensure_binaries
@@ -209,7 +210,29 @@ def run(results_dir: Path) -> dict[str, Any]:
     return summary
 
 
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks.image_catalog [probe IMAGE CACHE]`: the benchmark, or the one
+    measured read it runs in a fresh process."""
+    command = parser(
+        "benchmarks.image_catalog",
+        __doc__,
+        takes="a few minutes (generates the catalog, builds and pushes the image to a "
+        "registry on 127.0.0.1, reads it, starts `opm serve`; needs the built binaries)",
+        writes="benchmarks/results/image_catalog.json and image-catalog-memory.svg",
+    )
+    steps = command.add_subparsers(dest="step", metavar="probe")
+    probe_step = steps.add_parser(
+        "probe",
+        help="one measured read of IMAGE in this process (prints JSON; run by the benchmark)",
+    )
+    probe_step.add_argument("image", help="the catalog image reference")
+    probe_step.add_argument("cache", help="the blob cache directory")
+    args = command.parse_args(argv)
+    if args.step == "probe":
+        return probe(args.image, args.cache)
+    print(json.dumps(run(RESULTS), indent=2))
+    return 0
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "probe":
-        sys.exit(probe(sys.argv[2], sys.argv[3]))
-    print(json.dumps(run(Path(__file__).resolve().parent / "results"), indent=2))
+    sys.exit(main())

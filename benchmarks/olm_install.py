@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cli import run_once
 from benchmarks.plot import bar_chart
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
@@ -70,3 +71,19 @@ def run(results_dir: Path, runs: int = 3) -> dict[str, Any]:
         goal=GOAL_SECONDS,
     )
     return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks.olm_install`: one run, written to benchmarks/results/."""
+    return run_once(
+        "benchmarks.olm_install",
+        __doc__,
+        run,
+        argv,
+        takes="several minutes (3 runs of `olm install`, each on a fresh local cluster)",
+        writes="benchmarks/results/olm_install.json and olm-install.svg",
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cli import run_once
 from benchmarks.devcluster import rss_mib
 from benchmarks.plot import bar_chart
 from olm.devcluster import manifests
@@ -139,3 +140,19 @@ def run(results_dir: Path, samples: int = 8) -> dict[str, Any]:
         [(f"namespace {i}", t) for i, t in enumerate(timings)],
     )
     return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks.olm_operator`: one run, written to benchmarks/results/."""
+    return run_once(
+        "benchmarks.olm_operator",
+        __doc__,
+        run,
+        argv,
+        takes="a few minutes (one local cluster, 8 samples)",
+        writes="benchmarks/results/olm_operator.json and olm-operator-install.svg",
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

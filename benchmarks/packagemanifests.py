@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.catalogs import BUNDLES_PER_PACKAGE, PACKAGES, generate
+from benchmarks.cli import RESULTS, parser
 from benchmarks.devcluster import rss_mib
 from benchmarks.plot import bar_chart
 from benchmarks.reference_olm import load, reference_side
@@ -53,7 +54,6 @@ from olm.devcluster.reference_packageserver import PACKAGE_SERVER
 from olm.kube.client import api_client
 from olm.progress import Progress
 
-RESULTS = Path(__file__).resolve().parent / "results"
 OLM_PY, REFERENCE = "olm-py", f"OLM {OLM_VERSION} packageserver"
 CALLS = 50
 WARMUP = 3
@@ -458,7 +458,13 @@ def _write(results_dir: Path, summary: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m benchmarks.packagemanifests`: one run, written to benchmarks/results/."""
-    del argv
+    parser(
+        "benchmarks.packagemanifests",
+        __doc__,
+        takes="tens of minutes (two fresh local clusters one after the other, olm-py's and the "
+        "real OLM's; needs the built binaries and the reference OLM)",
+        writes="benchmarks/results/packagemanifests.json and packagemanifests-latency.svg",
+    ).parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind: clusters go down
     print(json.dumps(run(RESULTS), indent=2))
     return 0

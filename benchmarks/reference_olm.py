@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cli import RESULTS, parser
 from benchmarks.devcluster import rss_mib
 from benchmarks.global_operators import global_csv
 from benchmarks.plot import bar_chart
@@ -70,7 +71,6 @@ from olm.devcluster.reference_cluster import up_reference
 from olm.kube.client import api_client
 from olm.progress import Progress
 
-RESULTS = Path(__file__).resolve().parent / "results"
 SAMPLE = manifests.MANIFESTS / "samples" / "memcached-operator"
 OLD, NEW = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2"
 OPERATOR = "memcached-operator"  # the operator's Deployment
@@ -844,13 +844,33 @@ def main(argv: list[str] | None = None) -> int:
     repetition and 10 namespaces, without the five-operator step, written to a temporary
     directory (a smoke run of the bench itself); --only five-operators runs that step alone
     and merges it into benchmarks/results/reference_olm.json."""
-    args = argv if argv is not None else sys.argv[1:]
+    command = parser(
+        "benchmarks.reference_olm",
+        __doc__,
+        takes="15-25 minutes for the one-operator steps and 15-20 more for the five-operator "
+        "step (fresh local clusters of olm-py and of the real OLM, one after the other; needs "
+        "the built binaries and the reference OLM); --quick well under that",
+        writes="benchmarks/results/reference_olm.json, reference-olm-timings.svg and "
+        "reference-olm-memory.svg (--quick: a temporary directory, removed)",
+    )
+    command.add_argument(
+        "--quick",
+        action="store_true",
+        help="1 repetition and 10 namespaces, without the five-operator step (a smoke run)",
+    )
+    command.add_argument(
+        "--only",
+        metavar="STEP",
+        # only_step says what is wrong with a name, listing the known ones
+        type=lambda name: only_step(["--only", name]),
+        help=f"run this step alone and merge it into the results: {', '.join(ONLY_STEPS)}",
+    )
+    args = command.parse_args(argv)
     # SIGTERM unwinds like Ctrl-C, so the clusters of the run are taken down.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    only = only_step(args)
-    if only == FIVE_KEY:
+    if args.only == FIVE_KEY:
         summary = run_five_operators(RESULTS)
-    elif "--quick" in args:
+    elif args.quick:
         with tempfile.TemporaryDirectory() as out:
             summary = run(Path(out), repetitions=1, scale=(10,), five=False)
     else:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks.catalogs import PACKAGES, generate
+from benchmarks.cli import run_once
 from benchmarks.plot import bar_chart
 from olm.catalog.fbc import load_fbc
 from olm.resolution.catalogs import candidates
@@ -59,3 +61,19 @@ def run(results_dir: Path) -> dict[str, Any]:
         goal=100,
     )
     return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks.resolution`: one run, written to benchmarks/results/."""
+    return run_once(
+        "benchmarks.resolution",
+        __doc__,
+        run,
+        argv,
+        takes="about a minute (generates the catalog, then 200 resolutions)",
+        writes="benchmarks/results/resolution.json and resolution.svg",
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -22,8 +22,7 @@ from benchmarks import (
     reference_olm,
     resolution,
 )
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.cli import RESULTS, parser
 
 
 def _devcluster(results: Path) -> dict[str, Any]:
@@ -56,7 +55,21 @@ BENCHMARKS: dict[str, Callable[[Path], dict[str, Any]]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = (argv if argv is not None else sys.argv[1:]) or list(BENCHMARKS)
+    command = parser(
+        "benchmarks.run",
+        __doc__,
+        takes="more than an hour for all of them (reference_olm alone 30-45 minutes); "
+        "`python -m benchmarks.NAME --help` says how long each one takes",
+        writes="one JSON file and SVG plots per benchmark to benchmarks/results/, and prints "
+        "each summary as JSON",
+    )
+    command.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"benchmarks to run, in order (default: all): {', '.join(BENCHMARKS)}",
+    )
+    names = command.parse_args(argv).names or list(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         print(f"unknown benchmark(s) {unknown}; choose from {list(BENCHMARKS)}", file=sys.stderr)

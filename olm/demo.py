@@ -12,11 +12,12 @@ and how to stop everything.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from olm.devcluster import manifests
@@ -275,7 +276,14 @@ def second_act(story: Story) -> None:
     )
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    argparse.ArgumentParser(
+        prog="python -m olm.demo",
+        description=__doc__,
+        epilog="Takes a few minutes (longer on first use, when the control plane is built). "
+        "Writes the local cluster's state and logs under ~/.local/state/olm-py/dev/.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ).parse_args(argv)
     progress = Progress()
     try:
         cluster = DevCluster(progress=progress)

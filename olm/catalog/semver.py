@@ -1,12 +1,20 @@
 """Semantic versions and ranges exactly as OLM reads them (blang/semver v4).
 
-- `parse_version`: strict `MAJOR.MINOR.PATCH[-PRE][+BUILD]`, no leading zeros, no `v`.
+- `Version` is python-semver's (the `semver` library): it decides what is a version and how
+  two compare (semver 2.0.0 precedence: a pre-release is below its release, numeric
+  identifiers below alphanumeric ones, build metadata ignored), as blang does.
+- `parse_version`: strict `MAJOR.MINOR.PATCH[-PRE][+BUILD]`, no leading zeros, no `v`; a
+  refusal says why in blang's words (users read them in `olm catalog validate` and in
+  Subscription conditions).
 - `parse_tolerant`: what OLM uses for versions being *tested* (trims spaces, strips one leading
   `v`, strips leading zeros, pads a missing minor/patch unless the short form has `-`/`+`).
-- `parse_range`: `olm.skipRange` and dependency ranges. Comparators `<`, `<=`, `>`, `>=`, `=`,
-  `==`, none, `!`, `!=`; space-separated terms AND, `||` OR; `x` wildcards; no `~`, `^`, `*`,
-  hyphen ranges or brackets. Matching is plain precedence (a pre-release is below its release,
-  no npm-style pre-release exclusion, build metadata ignored).
+- `parse_range`: `olm.skipRange` and dependency ranges, blang's grammar kept here because no
+  library speaks it (python-semver's `match` takes one comparator; npm-style libraries add
+  `~`, `^`, hyphen ranges and pre-release exclusion, which OLM does not have). Comparators
+  `<`, `<=`, `>`, `>=`, `=`, `==`, none, `!`, `!=`; space-separated terms AND, `||` OR; `x`
+  wildcards; no `~`, `^`, `*`, hyphen ranges or brackets. Matching is plain precedence (a
+  pre-release is below its release, no npm-style pre-release exclusion, build metadata
+  ignored).
 """
 
 from __future__ import annotations
@@ -14,108 +22,48 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import total_ordering
+
+from semver import Version as Version
 
 
 class SemverError(ValueError):
     pass
 
 
-_NUMERIC = re.compile(r"0|[1-9][0-9]*")
 _IDENTIFIER = re.compile(r"[0-9A-Za-z-]+")
-
-
-@total_ordering
-@dataclass(frozen=True)
-class Version:
-    major: int
-    minor: int
-    patch: int
-    pre: tuple[str | int, ...] = ()
-    build: tuple[str, ...] = ()
-
-    def __str__(self) -> str:
-        text = f"{self.major}.{self.minor}.{self.patch}"
-        if self.pre:
-            text += "-" + ".".join(str(p) for p in self.pre)
-        if self.build:
-            text += "+" + ".".join(self.build)
-        return text
-
-    def _key(self) -> tuple[int, int, int]:
-        return (self.major, self.minor, self.patch)
-
-    def compare(self, other: Version) -> int:
-        if self._key() != other._key():
-            return -1 if self._key() < other._key() else 1
-        if not self.pre and not other.pre:
-            return 0
-        if not self.pre:
-            return 1
-        if not other.pre:
-            return -1
-        for mine, theirs in zip(self.pre, other.pre, strict=False):
-            if mine == theirs:
-                continue
-            if isinstance(mine, int) and isinstance(theirs, int):
-                return -1 if mine < theirs else 1
-            if isinstance(mine, int):
-                return -1  # numeric identifiers have lower precedence
-            if isinstance(theirs, int):
-                return 1
-            return -1 if mine < theirs else 1
-        if len(self.pre) == len(other.pre):
-            return 0
-        return -1 if len(self.pre) < len(other.pre) else 1
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Version) and self.compare(other) == 0
-
-    def __lt__(self, other: Version) -> bool:
-        return self.compare(other) < 0
-
-    def __hash__(self) -> int:
-        return hash((self._key(), self.pre))
 
 
 def parse_version(text: str) -> Version:
     """Strict semver 2.0.0, as blang's `Parse`."""
+    try:
+        return Version.parse(text)
+    except ValueError:
+        raise SemverError(_refusal(text)) from None
+
+
+def _refusal(text: str) -> str:
+    """Why blang's `Parse` refuses `text`, in its words and in its order of checks."""
     if not text:
-        raise SemverError("Version string empty")
+        return "Version string empty"
     core, plus, build_text = text.partition("+")
     core, dash, pre_text = core.partition("-")
     parts = core.split(".")
     if len(parts) != 3:
-        raise SemverError(f"No Major.Minor.Patch elements found in {text!r}")
-    numbers = []
+        return f"No Major.Minor.Patch elements found in {text!r}"
     for name, part in zip(("major", "minor", "patch"), parts, strict=True):
         if not part.isdigit() or not part.isascii():
-            raise SemverError(f"Invalid character(s) found in {name} number {part!r}")
+            return f"Invalid character(s) found in {name} number {part!r}"
         if len(part) > 1 and part.startswith("0"):
-            raise SemverError(
-                f"{name.capitalize()} number must not contain leading zeroes {part!r}"
-            )
-        numbers.append(int(part))
-    pre: list[str | int] = []
-    if dash:
-        for identifier in pre_text.split("."):
-            if not identifier or not _IDENTIFIER.fullmatch(identifier):
-                raise SemverError(f"Invalid character(s) found in prerelease {identifier!r}")
-            if identifier.isdigit():
-                if len(identifier) > 1 and identifier.startswith("0"):
-                    raise SemverError(
-                        f"Numeric PreRelease version must not contain leading zeroes {identifier!r}"
-                    )
-                pre.append(int(identifier))
-            else:
-                pre.append(identifier)
-    build: list[str] = []
-    if plus:
-        for identifier in build_text.split("."):
-            if not identifier or not _IDENTIFIER.fullmatch(identifier):
-                raise SemverError(f"Invalid character(s) found in build meta data {identifier!r}")
-            build.append(identifier)
-    return Version(numbers[0], numbers[1], numbers[2], tuple(pre), tuple(build))
+            return f"{name.capitalize()} number must not contain leading zeroes {part!r}"
+    for identifier in pre_text.split(".") if dash else ():
+        if not identifier or not _IDENTIFIER.fullmatch(identifier):
+            return f"Invalid character(s) found in prerelease {identifier!r}"
+        if identifier.isdigit() and len(identifier) > 1 and identifier.startswith("0"):
+            return f"Numeric PreRelease version must not contain leading zeroes {identifier!r}"
+    for identifier in build_text.split(".") if plus else ():
+        if not identifier or not _IDENTIFIER.fullmatch(identifier):
+            return f"Invalid character(s) found in build meta data {identifier!r}"
+    return f"{text!r} is not a semantic version"
 
 
 def parse_tolerant(text: str) -> Version:

@@ -70,7 +70,7 @@ def in_range(version_range: Range, version: str) -> bool:
         parsed = parse_tolerant(version)
     except SemverError:
         return False  # a bundle whose version does not parse is never in a range
-    if parsed.pre and not _names_prerelease(version_range.text):
+    if parsed.prerelease and not _names_prerelease(version_range.text):
         return False
     return version_range(parsed)
 

@@ -71,7 +71,7 @@ def step_size(installed_version: str, version: str, installed: str = "") -> str 
         old, new = parse_version(installed_version), parse_version(version)
     except SemverError:
         return None
-    if new <= old or new.pre:
+    if new <= old or new.prerelease:
         return None
     if new.major != old.major:
         return "major"
