@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api.csv import GROUP_FAILURE_REASONS, INSTALL_TIMEOUT_SECONDS, CsvPhase, CsvReason
-from olm.api.labels import Annotation, Label
+from olm.api.labels import Annotation
 from olm.api.views import CsvView
 from olm.csv.definitions import definition_problem
 from olm.csv.replacement import (
@@ -27,25 +27,21 @@ from olm.csv.replacement import (
 from olm.csv.requirements import RequirementInputs, check_requirements, unmet_summary
 from olm.csv.status import parse_timestamp, same_phase, set_phase, timestamp
 from olm.groups.targets import csv_annotations, install_mode_problem
-from olm.install.apiservices import adoption_problem, render_all, resource_issue, unavailable
+from olm.install.apiservices import adoption_problem, resource_issue
 from olm.install.certs import ServingMaterial
-from olm.install.deployments import Health, check_health, render_deployment, spec_hash
-from olm.install.overrides import apply_config, config_problem
-from olm.install.strategy import InvalidStrategy, Strategy, parse_strategy
-from olm.install.webhooks import (
-    WebhookProblem,
-    WebhookWorld,
-    conversion_patches,
-    conversion_problem,
-    current_materials,
-    has_cert_resources,
-    missing,
-    next_rotation,
-    plan_install,
-    rotation_due,
-    stale_configs,
-    with_certificates,
+from olm.install.health import Health, install_health
+from olm.install.overrides import config_problem
+from olm.install.render import (
+    InstallContext,
+    observed_materials,
+    orphans,
+    pending_conversions,
+    render_deployments,
+    render_install,
+    stale_objects,
 )
+from olm.install.strategy import InvalidStrategy, Strategy, parse_strategy
+from olm.install.webhooks import WebhookProblem, WebhookWorld, next_rotation, rotation_due
 
 REQUEUE_WHILE_INSTALLING = 5.0
 # After a failed install, wait this long before trying again (OLM retries with backoff). The
@@ -288,64 +284,52 @@ def _deployment_conflict(world: World, strategy: Strategy) -> str | None:
     )
 
 
+def _context(world: World) -> InstallContext:
+    """The OperatorGroup context install rendering reads (the caller checked the one group)."""
+    return InstallContext(
+        group=world.operator_groups[0],
+        subscription_config=world.subscription_config,
+        webhooks=world.webhooks,
+        crds=world.requirements.crds,
+        deployments=world.deployments,
+        now=world.now,
+    )
+
+
 def desired_deployments(
     world: World, strategy: Strategy, materials: dict[str, ServingMaterial] | None = None
 ) -> list[dict[str, Any]]:
-    rendered = [render_deployment(world.csv, entry) for entry in strategy.deployments]
-    if world.subscription_config and not config_problem(world.subscription_config):
-        rendered = [apply_config(d, world.subscription_config) for d in rendered]
-    if materials:
-        # The webhook certificate is mounted and its CA hash stamped: a new CA rolls the pods.
-        rendered = with_certificates(world.csv, rendered, materials)
-    if (world.subscription_config and not config_problem(world.subscription_config)) or materials:
-        for deployment in rendered:
-            # The hash covers the final spec: a config change or a new CA rolls the Deployment.
-            labels = deployment["metadata"]["labels"]
-            labels[Label.DEPLOYMENT_SPEC_HASH] = spec_hash(deployment["spec"])
-    return rendered
+    """The Deployments `render_install` would write for this world (olm.install.render)."""
+    return render_deployments(world.csv, strategy, world.subscription_config, materials)
 
 
 def _materials(world: World) -> tuple[dict[str, ServingMaterial], str | None]:
     """The webhook certificates the Deployments run with now (none for a CSV without webhooks)."""
-    if world.webhooks is None or not has_cert_resources(world.csv):
-        return {}, None
-    return current_materials(world.csv, world.webhooks)
+    return observed_materials(world.csv, _context(world))
 
 
 def _install(world: World, strategy: Strategy) -> Plan:
-    """Apply the Deployments (with their webhooks' objects) and move to Installing."""
+    """Apply the rendered install (olm.install.render) and move to Installing."""
     conflict = _deployment_conflict(world, strategy)
     if conflict:
         return transition(world, CsvPhase.FAILED, CsvReason.OWNER_CONFLICT, conflict)
-    plan = Plan()
+    try:
+        desired = render_install(world.csv, strategy, _context(world))
+    except WebhookProblem as exc:
+        return install_failed(world, f"install strategy failed: {exc}")
+    plan = Plan(
+        apply=desired.deployments,
+        resources=desired.resources,
+        delete_resources=desired.stale,
+        delete_deployments=desired.orphans,
+    )
     extra: dict[str, Any] = {}
-    materials: dict[str, ServingMaterial] = {}
-    if world.webhooks is not None and has_cert_resources(world.csv):
-        try:
-            problem = conversion_problem(world.csv, world.requirements.crds)
-            if problem:
-                raise WebhookProblem(problem)
-            install = plan_install(
-                world.csv,
-                {entry.name: entry.spec for entry in strategy.deployments},
-                world.operator_groups[0],
-                world.webhooks,
-                world.now,
-            )
-        except WebhookProblem as exc:
-            return install_failed(world, f"install strategy failed: {exc}")
-        materials = install.materials
-        plan.resources = install.objects + render_all(world.csv, materials)
-        plan.delete_resources = _stale(world)
-        if install.rotated:
-            rotate_at = next_rotation(materials)
-            extra = {
-                "certsLastUpdated": timestamp(world.now),
-                "certsRotateAt": timestamp(rotate_at) if rotate_at else None,
-            }
-    desired = desired_deployments(world, strategy, materials)
-    plan.apply = desired
-    plan.delete_deployments = _orphans(world, desired)
+    if desired.rotated:
+        rotate_at = desired.next_rotation
+        extra = {
+            "certsLastUpdated": timestamp(world.now),
+            "certsRotateAt": timestamp(rotate_at) if rotate_at else None,
+        }
     return transition(
         world,
         CsvPhase.INSTALLING,
@@ -369,12 +353,7 @@ def _apiservice_issue(world: World, materials: dict[str, ServingMaterial]) -> st
 
 
 def _stale(world: World) -> list[tuple[str, str, str | None, str]]:
-    if world.webhooks is None:
-        return []
-    return [
-        ("admissionregistration.k8s.io/v1", kind, None, name)
-        for kind, name in stale_configs(world.csv, world.webhooks.configs)
-    ]
+    return stale_objects(world.csv, _context(world))
 
 
 def _bad_materials(world: World, problem: str) -> Plan:
@@ -397,16 +376,6 @@ def _config_problem(world: World) -> str | None:
     )
 
 
-def _orphans(world: World, desired: list[dict[str, Any]]) -> list[str]:
-    wanted = {d["metadata"]["name"] for d in desired}
-    name = world.csv["metadata"]["name"]
-    return sorted(
-        dep_name
-        for dep_name, dep in world.deployments.items()
-        if dep_name not in wanted and (dep["metadata"].get("labels") or {}).get(Label.OWNER) == name
-    )
-
-
 def _provided_apis(world: World, decision: GroupApiCheck) -> Plan | None:
     """OLM's provided-API reconciliation between groups (olm.scope.conflicts): a conflict
     fails the CSV and removes its Deployments; an annotation change of the group is written
@@ -414,12 +383,7 @@ def _provided_apis(world: World, decision: GroupApiCheck) -> Plan | None:
     if decision.failure is not None:
         plan = transition(world, *decision.failure)
         if decision.remove_deployments:
-            name = world.csv["metadata"]["name"]
-            plan.delete_deployments = sorted(
-                n
-                for n, d in world.deployments.items()
-                if (d["metadata"].get("labels") or {}).get(Label.OWNER) == name
-            )
+            plan.delete_deployments = orphans(world.csv, world.deployments)
         return plan
     if decision.provided_apis is not None:
         return Plan(group_provided_apis=decision.provided_apis)
@@ -607,27 +571,7 @@ def _health(
     *,
     conversions: bool = True,
 ) -> Health:
-    health = check_health(desired_deployments(world, strategy, materials), world.deployments)
-    if not health.healthy or world.webhooks is None or not has_cert_resources(world.csv):
-        return health
-    # OLM areAPIServicesAvailable: every owned APIService installed and Available.
-    apiservice = resource_issue(world.csv, world.webhooks.apiservices, materials or {}) or (
-        unavailable(world.csv, world.webhooks.apiservices)
-    )
-    if apiservice is not None:
-        return Health(False, message=f"APIServices not installed: {apiservice}")
-    # OLM areWebhooksAvailable: every configuration present as declared, conversions set.
-    absent = missing(world.csv, world.operator_groups[0], world.webhooks, materials or {})
-    if absent is None and conversions:
-        pending = conversion_patches(world.csv, world.requirements.crds, materials or {})
-        if pending:
-            absent = (
-                f"the conversion of CustomResourceDefinition {pending[0]['metadata']['name']} "
-                "does not point at the webhook"
-            )
-    if absent is not None:
-        return Health(False, message=f"Webhooks not installed: {absent}")
-    return health
+    return install_health(world.csv, strategy, _context(world), materials, conversions=conversions)
 
 
 def _installing(world: World, strategy: Strategy) -> Plan:
@@ -638,7 +582,7 @@ def _installing(world: World, strategy: Strategy) -> Plan:
     if health.healthy:
         # As OLM (newest): CRD conversion is pointed at the webhook only once its Deployment
         # is ready, so the API server never converts through pods that cannot answer.
-        pending = conversion_patches(world.csv, world.requirements.crds, materials)
+        pending = pending_conversions(world.csv, _context(world), materials)
         if pending:
             return Plan(resources=pending, requeue_after=REQUEUE_WHILE_INSTALLING)
         return transition(
