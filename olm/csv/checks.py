@@ -8,12 +8,12 @@ object and the fix.
 
 from __future__ import annotations
 
+from olm.api.views import Strategy
 from olm.csv.plan import World
 from olm.csv.replacement import deployment_owner_problem
 from olm.install.apiservices import adoption_problem, resource_issue
 from olm.install.certs import ServingMaterial
 from olm.install.overrides import config_problem
-from olm.install.strategy import Strategy
 
 
 def deployment_conflict(world: World, strategy: Strategy) -> str | None:

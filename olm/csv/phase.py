@@ -13,6 +13,7 @@ from typing import Any
 
 from olm.api.csv import GROUP_FAILURE_REASONS, INSTALL_TIMEOUT_SECONDS, CsvPhase, CsvReason
 from olm.api.labels import Annotation
+from olm.api.views import Strategy
 from olm.csv.checks import (
     apiservice_conflict,
     apiservice_issue,
@@ -52,7 +53,7 @@ from olm.install.render import (
     render_install,
     stale_objects,
 )
-from olm.install.strategy import InvalidStrategy, Strategy, parse_strategy
+from olm.install.strategy import InvalidStrategy, parse_strategy
 from olm.install.webhooks import WebhookProblem, next_rotation, rotation_due
 
 REQUEUE_WHILE_INSTALLING = 5.0

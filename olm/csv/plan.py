@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api.csv import CsvPhase, CsvReason
+from olm.api.views import Strategy
 from olm.csv.replacement import chosen_replacer
 from olm.csv.requirements import RequirementInputs
 from olm.csv.status import same_phase, set_phase
 from olm.install.certs import ServingMaterial
 from olm.install.render import InstallContext, orphans, render_deployments
-from olm.install.strategy import Strategy
 from olm.install.webhooks import WebhookWorld
 
 # After a failed install, wait this long before trying again (OLM retries with backoff). The

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api.labels import Label
+from olm.api.views import Strategy
 from olm.install.apiservices import render_all
 from olm.install.certs import ServingMaterial
 from olm.install.deployments import render_deployment, spec_hash
 from olm.install.overrides import apply_config, config_problem
-from olm.install.strategy import Strategy
 from olm.install.webhooks import (
     WebhookProblem,
     WebhookWorld,

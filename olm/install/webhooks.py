@@ -31,6 +31,7 @@ import copy
 import datetime
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,7 +284,7 @@ def _service_ports(descs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def render_service(
-    csv: dict[str, Any], deployment: str, spec: dict[str, Any], descs: list[dict[str, Any]]
+    csv: dict[str, Any], deployment: str, spec: Mapping[str, Any], descs: list[dict[str, Any]]
 ) -> dict[str, Any]:
     selector = (spec.get("selector") or {}).get("matchLabels") or {}
     return {
@@ -323,7 +324,7 @@ def render_secret(csv: dict[str, Any], service: str, material: ServingMaterial) 
     }
 
 
-def service_account(spec: dict[str, Any]) -> str:
+def service_account(spec: Mapping[str, Any]) -> str:
     pod = ((spec.get("template") or {}).get("spec")) or {}
     return str(pod.get("serviceAccountName") or "default")
 
@@ -542,7 +543,7 @@ def stale_configs(csv: dict[str, Any], configs: list[dict[str, Any]]) -> list[tu
 
 def plan_install(
     csv: dict[str, Any],
-    deployment_specs: dict[str, dict[str, Any]],
+    deployment_specs: Mapping[str, Mapping[str, Any]],
     group: dict[str, Any],
     world: WebhookWorld,
     now: datetime.datetime,
