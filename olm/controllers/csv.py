@@ -44,20 +44,19 @@ from olm.csv.requirements import RequirementInputs
 from olm.groups.serviceaccount import attenuated_user
 from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
 from olm.install.apiservices import names as apiservice_names
-from olm.install.certs import CertSettings
-from olm.install.deployments import refusal_message
-from olm.install.webhooks import (
-    ADMISSION_API,
-    CONFIG_KINDS,
+from olm.install.certresources import (
     KUBE_SYSTEM,
     WebhookWorld,
     cert_deployments,
-    conversion_cleanup,
     has_cert_resources,
     owned_by,
     secret_names,
     service_name,
 )
+from olm.install.certs import CertSettings
+from olm.install.conversion import conversion_cleanup
+from olm.install.deployments import refusal_message
+from olm.install.webhooks import ADMISSION_API, CONFIG_KINDS
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
 from olm.kube.resources import register_resource
@@ -75,7 +74,7 @@ OLM_ANNOTATIONS = (
 )
 
 
-# Kinds the webhook install writes (olm.install.webhooks), known without discovery.
+# Kinds the webhook install writes (olm.install.render), known without discovery.
 for _api, _kind, _plural, _namespaced in (
     ("v1", "Secret", "secrets", True),
     ("v1", "Service", "services", True),

@@ -2,7 +2,7 @@
 
 Invariant: returns the first problem as (reason, message) naming the field and the fix, or
 None; where OLM has its own words for a problem (webhook rules), the message is OLM's and the
-field and the fix are the `detail` an Event adds. Webhooks (olm.install.webhooks) and owned APIServices (olm.install.apiservices) are
+field and the fix are the `detail` an Event adds. Webhooks (olm.install.webhooks, olm.install.conversion) and owned APIServices (olm.install.apiservices) are
 installed; an owned APIService needs a group, a version and a deploymentName of the strategy.
 
 Beyond OLM's own checks (repeated names, forbidden rules, conversion webhooks only for

@@ -46,6 +46,7 @@ from olm.csv.replacement import (
 from olm.csv.requirements import check_requirements, unmet_summary
 from olm.csv.status import parse_timestamp, timestamp
 from olm.groups.targets import csv_annotations, install_mode_problem
+from olm.install.certresources import next_rotation, rotation_due
 from olm.install.health import install_health
 from olm.install.render import (
     observed_materials,
@@ -54,7 +55,7 @@ from olm.install.render import (
     stale_objects,
 )
 from olm.install.strategy import InvalidStrategy, parse_strategy
-from olm.install.webhooks import WebhookProblem, next_rotation, rotation_due
+from olm.install.webhooks import WebhookProblem
 
 REQUEUE_WHILE_INSTALLING = 5.0
 # A Succeeded CSV whose webhook certificates need rotating within this many seconds asks to be

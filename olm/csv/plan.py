@@ -21,9 +21,9 @@ from olm.api.views import Strategy
 from olm.csv.replacement import chosen_replacer
 from olm.csv.requirements import RequirementInputs
 from olm.csv.status import same_phase, set_phase
+from olm.install.certresources import WebhookWorld
 from olm.install.certs import ServingMaterial
 from olm.install.render import InstallContext, orphans, render_deployments
-from olm.install.webhooks import WebhookWorld
 
 # After a failed install, wait this long before trying again (OLM retries with backoff). The
 # retry is quiet: a Failed CSV re-applies its Deployments straight away, and a refusal with the
@@ -74,7 +74,7 @@ class Plan:
     annotations: dict[str, str] | None = None
     apply: list[dict[str, Any]] = field(default_factory=list)
     # Applied before `apply`: the webhooks' Services, Secrets, RBAC, configurations and CRD
-    # conversion settings (olm.install.webhooks).
+    # conversion settings (olm.install.render).
     resources: list[dict[str, Any]] = field(default_factory=list)
     # (apiVersion, kind, namespace or None, name): webhook configurations no longer declared.
     delete_resources: list[tuple[str, str, str | None, str]] = field(default_factory=list)

@@ -17,9 +17,10 @@ from typing import Any
 from olm.api.views import Strategy
 from olm.install.apiservices import resource_issue, unavailable
 from olm.install.certs import ServingMaterial
+from olm.install.conversion import conversion_patches
 from olm.install.deployments import Health, check_health
 from olm.install.render import InstallContext, needs_certificates, render_deployments
-from olm.install.webhooks import conversion_patches, missing
+from olm.install.webhooks import missing
 
 __all__ = ["Health", "install_health"]
 

@@ -34,23 +34,36 @@ from typing import Any
 from olm.api.labels import Label
 from olm.api.views import Strategy
 from olm.install.apiservices import render_all
-from olm.install.certs import ServingMaterial
+from olm.install.certresources import (
+    WebhookWorld,
+    cert_deployments,
+    current_materials,
+    definitions,
+    has_cert_resources,
+    next_rotation,
+    observed_material,
+    owned_apiservice_definitions,
+    render_rbac,
+    render_secret,
+    render_service,
+    service_account,
+    service_name,
+    with_certificates,
+)
+from olm.install.certs import ServingMaterial, issue, reusable, service_hosts
+from olm.install.conversion import conversion_patches, conversion_problem
 from olm.install.deployments import render_deployment, spec_hash
 from olm.install.overrides import apply_config, config_problem
 from olm.install.webhooks import (
+    ADMISSION_API,
+    CONFIG_KINDS,
     WebhookProblem,
-    WebhookWorld,
-    conversion_patches,
-    conversion_problem,
-    current_materials,
-    has_cert_resources,
-    next_rotation,
-    plan_install,
+    config_name,
+    existing_config,
+    namespace_selector,
+    render_config,
     stale_configs,
-    with_certificates,
 )
-
-ADMISSION_API = "admissionregistration.k8s.io/v1"
 
 # (apiVersion, kind, namespace or None, name) of an object to delete.
 ObjectRef = tuple[str, str, str | None, str]
@@ -82,6 +95,62 @@ class DesiredInstall:
     @property
     def next_rotation(self) -> datetime.datetime | None:
         return next_rotation(self.materials)
+
+
+@dataclass
+class WebhookInstall:
+    """Everything to write for the webhooks of one CSV, in order."""
+
+    objects: list[dict[str, Any]]
+    materials: dict[str, ServingMaterial]  # by Deployment name
+    rotated: bool
+    stale: list[tuple[str, str]]  # (kind, name) of configurations no definition wants
+
+
+def plan_install(
+    csv: dict[str, Any],
+    deployment_specs: Mapping[str, Mapping[str, Any]],
+    group: dict[str, Any],
+    world: WebhookWorld,
+    now: datetime.datetime,
+) -> WebhookInstall:
+    """What to write at install time: certificates reused while valid, issued otherwise."""
+    namespace = csv["metadata"]["namespace"]
+    descs = definitions(csv)
+    selector = namespace_selector(group)
+    objects: list[dict[str, Any]] = []
+    materials: dict[str, ServingMaterial] = {}
+    rotated = False
+    for deployment in cert_deployments(csv):
+        spec = deployment_specs.get(deployment)
+        if spec is None:
+            raise WebhookProblem(
+                f"a webhook or APIService definition names deployment {deployment}, which "
+                "spec.install.spec.deployments does not declare"
+            )
+        service = service_name(deployment)
+        material = reusable(observed_material(csv, deployment, world), now)
+        if material is None:
+            material = issue(service_hosts(service, namespace), now, world.settings)
+            rotated = True
+        materials[deployment] = material
+        mine = [
+            d
+            for d in descs + owned_apiservice_definitions(csv)
+            if d.get("deploymentName") == deployment
+        ]
+        objects.append(render_service(csv, deployment, spec, mine))
+        objects.append(render_secret(csv, service, material))
+        objects.extend(render_rbac(csv, service, service_account(spec)))
+    for desc in descs:
+        kind = CONFIG_KINDS.get(desc.get("type", ""))
+        if kind is None:
+            continue
+        existing = existing_config(world.configs, kind, desc.get("generateName", ""))
+        name = existing["metadata"]["name"] if existing else config_name(csv, desc)
+        material = materials[desc["deploymentName"]]
+        objects.append(render_config(csv, desc, selector, material.ca_pem, name))
+    return WebhookInstall(objects, materials, rotated, stale_configs(csv, world.configs))
 
 
 def needs_certificates(csv: dict[str, Any], context: InstallContext) -> bool:
