@@ -24,19 +24,18 @@ from olm.csv.definitions import definition_problem
 from olm.csv.lint import lint
 from olm.csv.operatorcondition import not_upgradeable
 from olm.csv.plan import (
-    RETRY_FAILED_INSTALL_AFTER,
     GroupApiCheck,
     Plan,
     World,
     current_status,
     desired_deployments,
     install_context,
-    install_failed,
     provided_apis,
     replaced_csv,
     replacement_of,
     transition,
 )
+from olm.csv.refusals import RETRY_FAILED_INSTALL_AFTER, install_failed
 from olm.csv.replacement import (
     crd_owner_problem,
     is_copy,

@@ -25,10 +25,9 @@ from olm.install.certresources import WebhookWorld
 from olm.install.certs import ServingMaterial
 from olm.install.render import InstallContext, orphans, render_deployments
 
-# After a failed install, wait this long before trying again (OLM retries with backoff). The
-# retry is quiet: a Failed CSV re-applies its Deployments straight away, and a refusal with the
-# same message leaves the status (and the CSV's resourceVersion) alone.
-RETRY_FAILED_INSTALL_AFTER = 30.0
+# After the CSV's OperatorGroup got a new olm.providedAPIs annotation, decide again this soon:
+# the annotation's watch event is on its way into the cache.
+RECHECK_AFTER_GROUP_WRITE = 0.2
 
 
 @dataclass(frozen=True)
@@ -86,6 +85,21 @@ class Plan:
     wake: list[str] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (reason, message) events
 
+    @property
+    def removes_deployments(self) -> bool:
+        """Deployments to delete and none to apply: a conflict between groups takes the
+        operator away (olm.scope.conflicts); otherwise `delete_deployments` are the orphans
+        an install leaves, deleted after it."""
+        return bool(self.delete_deployments) and not self.apply
+
+    def starts_replacing(self, csv: dict[str, Any]) -> bool:
+        """The status write moves `csv` to Replacing: an upgrade (OLM's csv_upgrade_count)."""
+        return (
+            self.status is not None
+            and self.status.get("phase") == CsvPhase.REPLACING
+            and (csv.get("status") or {}).get("phase") != CsvPhase.REPLACING
+        )
+
 
 def current_status(world: World) -> dict[str, Any]:
     return dict(world.csv.get("status") or {})
@@ -124,25 +138,6 @@ def replaced_csv(world: World) -> dict[str, Any] | None:
     return world.csvs.get(replaces)
 
 
-def install_failed(world: World, message: str, *, forbidden: bool = False) -> Plan:
-    """The plan after the API server refused an install write (the controller's part).
-
-    A refusal with the same message as the CSV's Failed status changes nothing (no write, no
-    event); a retryable one is tried again after RETRY_FAILED_INSTALL_AFTER.
-    """
-    # OLM: a Forbidden error is unrecoverable until the cluster changes (rights granted to the
-    # OperatorGroup's service account); OLM tries again when RBAC changes, olm-py after the same
-    # pause as any refusal, so a CSV recovers once the rights are there.
-    reason = (
-        CsvReason.INSTALL_COMPONENT_FAILED_NO_RETRY
-        if forbidden
-        else CsvReason.INSTALL_COMPONENT_FAILED
-    )
-    plan = transition(world, CsvPhase.FAILED, reason, message)
-    plan.requeue_after = RETRY_FAILED_INSTALL_AFTER
-    return plan
-
-
 def install_context(world: World) -> InstallContext:
     """The OperatorGroup context install rendering reads (the caller checked the one group)."""
     return InstallContext(
@@ -172,7 +167,10 @@ def provided_apis(world: World, decision: GroupApiCheck) -> Plan | None:
             plan.delete_deployments = orphans(world.csv, world.deployments)
         return plan
     if decision.provided_apis is not None:
-        return Plan(group_provided_apis=decision.provided_apis)
+        return Plan(
+            group_provided_apis=decision.provided_apis,
+            requeue_after=RECHECK_AFTER_GROUP_WRITE,
+        )
     if decision.stop:
         return Plan()
     if decision.recovery is not None:

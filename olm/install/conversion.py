@@ -23,6 +23,14 @@ CONVERSION = "ConversionWebhook"
 CRD_API = "apiextensions.k8s.io/v1"
 
 
+def is_conversion_patch(obj: dict[str, Any]) -> bool:
+    """A body of `render_conversion`: only `spec.conversion` of a CRD, to be merge-patched (an
+    apply of this part alone would release the rest of the CRD)."""
+    return obj.get("kind") == "CustomResourceDefinition" and list(obj.get("spec") or {}) == [
+        "conversion"
+    ]
+
+
 def render_conversion(
     csv: dict[str, Any], desc: dict[str, Any], crd_name: str, ca_pem: bytes
 ) -> dict[str, Any]:
