@@ -1,13 +1,14 @@
-"""What the CSV phase machine reads (`World`) and what it asks for (`Plan`), and the one way
-a plan moves the CSV to a new phase (`transition`).
+"""What the CSV phase machine reads (`World`) and what it asks for (`Plan`), the one way a
+plan moves the CSV to a new phase (`transition`), and the World as install rendering's
+context (`install_context`).
 
 Invariants:
 - Plain data: the controller builds the `World` from its cache and live reads, and carries
   out the `Plan`; nothing here does I/O.
 - `transition` writes status only when the phase, reason, message or an extra field changes;
   only a change of phase (or reason or message) records an Event.
-- An install the API server refused is retried after RETRY_FAILED_INSTALL_AFTER, and the
-  same refusal again writes nothing (`install_failed`).
+- The plan carries the rendered install (olm.install.render) as it is: `resources` before
+  `apply`, then the deletions; what a refused write means is olm.csv.refusals'.
 """
 
 from __future__ import annotations

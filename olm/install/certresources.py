@@ -74,10 +74,6 @@ def definitions(csv: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def has_webhooks(csv: dict[str, Any]) -> bool:
-    return bool(definitions(csv))
-
-
 def owned_apiservice_definitions(csv: dict[str, Any]) -> list[dict[str, Any]]:
     """`spec.apiservicedefinitions.owned`: their Deployments get the same certificate objects."""
     owned = ((csv.get("spec") or {}).get("apiservicedefinitions") or {}).get("owned") or []

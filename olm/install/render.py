@@ -114,7 +114,8 @@ def plan_install(
     world: WebhookWorld,
     now: datetime.datetime,
 ) -> WebhookInstall:
-    """What to write at install time: certificates reused while valid, issued otherwise."""
+    """The certificate objects and webhook configurations of `render_install`: certificates
+    reused while valid, issued otherwise."""
     namespace = csv["metadata"]["namespace"]
     descs = definitions(csv)
     selector = namespace_selector(group)
