@@ -162,6 +162,21 @@ class StrategyPermission:
     cluster_scoped: bool
 
 
+@dataclass(frozen=True)
+class Strategy:
+    """A CSV's `deployment` install strategy: the Deployments to run and the rights of their
+    ServiceAccounts. `CsvView.install_strategy` reads one leniently; `olm.install.strategy.
+    parse_strategy` builds one only from a strategy it has checked."""
+
+    deployments: list[StrategyDeployment]
+    permissions: list[StrategyPermission]
+
+    @property
+    def service_accounts(self) -> tuple[str, ...]:
+        """The ServiceAccounts the permissions name, sorted, once each."""
+        return tuple(sorted({p.service_account for p in self.permissions if p.service_account}))
+
+
 def _permissions(body: Mapping[str, Any]) -> tuple[StrategyPermission, ...]:
     return tuple(
         StrategyPermission(
@@ -260,9 +275,13 @@ class CsvView:
         return supported
 
     @property
+    def install_strategy(self) -> Strategy:
+        return Strategy(list(self.deployments), list(self.permissions))
+
+    @property
     def service_accounts(self) -> tuple[str, ...]:
         """The ServiceAccounts the install strategy names in its permissions, sorted, once each."""
-        return tuple(sorted({p.service_account for p in self.permissions if p.service_account}))
+        return self.install_strategy.service_accounts
 
 
 def owner_reference(

@@ -1,4 +1,6 @@
-"""The ClusterServiceVersion controller: snapshot -> `olm.csv.phase.decide` -> gateway.
+"""The ClusterServiceVersion controller: snapshot (`olm.controllers.csvworld`) ->
+`olm.csv.phase.decide` -> gateway. It only carries the plan out: what a refused write means
+for the CSV is decided in `olm.csv.refusals`.
 
 Invariants:
 - Level-triggered and idempotent: the plan is computed from the current snapshot only, and
@@ -15,12 +17,11 @@ import contextlib
 import copy
 import datetime
 import logging
-import urllib.parse
 from typing import Any
 
-from olm.api.csv import CsvPhase, CsvReason
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
+from olm.controllers.csvworld import read_world
 from olm.controllers.events import record_event, refused_as_terminating
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
@@ -30,39 +31,23 @@ from olm.csv.operatorcondition import (
     needs_apply,
     operator_condition,
 )
-from olm.csv.phase import (
-    GroupApiCheck,
-    Plan,
-    World,
-    decide,
-    install_failed,
-    is_copy,
-    transition,
-)
-from olm.csv.rbac import RbacSnapshot
-from olm.csv.requirements import RequirementInputs
+from olm.csv.phase import Plan, World, decide, is_copy
+from olm.csv.refusals import annotations_refused, deployment_refused, resource_refused
 from olm.groups.serviceaccount import attenuated_user
 from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
-from olm.install.apiservices import names as apiservice_names
-from olm.install.certs import CertSettings
-from olm.install.deployments import refusal_message
-from olm.install.webhooks import (
-    ADMISSION_API,
-    CONFIG_KINDS,
+from olm.install.certresources import (
     KUBE_SYSTEM,
-    WebhookWorld,
     cert_deployments,
-    conversion_cleanup,
     has_cert_resources,
     owned_by,
-    secret_names,
     service_name,
 )
+from olm.install.conversion import conversion_cleanup, is_conversion_patch
+from olm.install.webhooks import ADMISSION_API, CONFIG_KINDS
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
 from olm.kube.resources import register_resource
 from olm.metrics.counters import COUNTERS
-from olm.scope.conflicts import decide_provided_apis, recovery
 
 log = logging.getLogger("olm.csv")
 
@@ -75,7 +60,7 @@ OLM_ANNOTATIONS = (
 )
 
 
-# Kinds the webhook install writes (olm.install.webhooks), known without discovery.
+# Kinds the webhook install writes (olm.install.render), known without discovery.
 for _api, _kind, _plural, _namespaced in (
     ("v1", "Secret", "secrets", True),
     ("v1", "Service", "services", True),
@@ -100,125 +85,8 @@ class CsvController:
 
     # ----- snapshot ----------------------------------------------------------------------------
 
-    def _required_apiservices(self, required: list[Any]) -> dict[str, dict[str, Any]]:
-        """The APIServices a CSV requires, read by name: the cache holds only olm.managed
-        ones, and a required API (PackageManifests, metrics.k8s.io) is rarely OLM's own."""
-        found: dict[str, dict[str, Any]] = {}
-        for wanted in required:
-            if not isinstance(wanted, dict):
-                continue
-            if not wanted.get("version") or not wanted.get("group"):
-                continue  # no APIService to read: the requirement says NotPresent
-            name = f"{wanted['version']}.{wanted['group']}"
-            try:
-                found[name] = self.gateway.get(API_REGISTRATION, APISERVICE_KIND, None, name)
-            except NotFound:
-                continue
-        return found
-
     def world(self, csv: dict[str, Any]) -> World:
-        namespace = csv["metadata"]["namespace"]
-        groups = self.store.items("operatorgroup", namespace)
-        targets = None
-        if len(groups) == 1 and (groups[0].get("status") or {}).get("lastUpdated"):
-            targets = list((groups[0].get("status") or {}).get("namespaces") or [])
-        required_apis = ((csv.get("spec") or {}).get("apiservicedefinitions") or {}).get("required")
-        needs_discovery = bool((csv.get("spec") or {}).get("nativeAPIs") or required_apis)
-        requirements = RequirementInputs(
-            crds={c["metadata"]["name"]: c for c in self.store.items("crd")},
-            service_accounts={
-                s["metadata"]["name"]: s for s in self.store.items("serviceaccount", namespace)
-            },
-            rbac=RbacSnapshot(
-                roles={r["metadata"]["name"]: r for r in self.store.items("role", namespace)},
-                role_bindings=self.store.items("rolebinding", namespace),
-                cluster_roles={r["metadata"]["name"]: r for r in self.store.items("clusterrole")},
-                cluster_role_bindings=self.store.items("clusterrolebinding"),
-            ),
-            server_version=self.gateway.server_version(),
-            served_kinds=self.gateway.served_kinds() if needs_discovery else frozenset(),
-            apiservices=self._required_apiservices(required_apis or []),
-        )
-        replaces = (csv.get("spec") or {}).get("replaces")
-        subscription = self._subscription(csv)
-        return World(
-            csv=csv,
-            operator_groups=groups,
-            group_targets=targets,
-            csvs={c["metadata"]["name"]: c for c in self.store.items("csv", namespace)},
-            requirements=requirements,
-            deployments={
-                d["metadata"]["name"]: d for d in self.store.items("deployment", namespace)
-            },
-            replaced_condition=self.store.get("operatorcondition", namespace, replaces)
-            if replaces
-            else None,
-            now=now(),
-            subscription=subscription["metadata"]["name"] if subscription else None,
-            subscription_config=(subscription.get("spec") or {}).get("config")
-            if subscription
-            else None,
-            webhooks=self._webhook_world(csv) if has_cert_resources(csv) else None,
-            api_check=self._api_check(csv, groups),
-        )
-
-    def _api_check(self, csv: dict[str, Any], groups: list[dict[str, Any]]) -> GroupApiCheck | None:
-        """The provided-API check between OperatorGroups (olm.scope.conflicts)."""
-        if len(groups) != 1 or not (groups[0].get("status") or {}).get("lastUpdated"):
-            return None
-        decision = decide_provided_apis(csv, groups[0], self.store.items("operatorgroup"))
-        return GroupApiCheck(
-            failure=decision.failure,
-            remove_deployments=decision.remove_deployments,
-            provided_apis=decision.provided_apis,
-            stop=decision.stop,
-            recovery=recovery(csv),
-        )
-
-    def _webhook_world(self, csv: dict[str, Any]) -> WebhookWorld:
-        """Live reads (these kinds are not cached): the webhook Secrets and the webhook
-        configurations labelled as this CSV's."""
-        namespace = csv["metadata"]["namespace"]
-        secrets: dict[str, dict[str, Any] | None] = {}
-        for name in secret_names(csv):
-            try:
-                secrets[name] = self.gateway.get("v1", "Secret", namespace, name)
-            except NotFound:
-                secrets[name] = None
-        configs = []
-        meta = csv["metadata"]
-        selector = urllib.parse.urlencode(
-            {
-                "labelSelector": f"{Label.OWNER.value}={meta['name']},{Label.OWNER_NAMESPACE.value}={namespace}"
-            }
-        )
-        for kind in CONFIG_KINDS.values():
-            plural = kind.lower() + "s"
-            for item in self.gateway.list_path(f"/apis/{ADMISSION_API}/{plural}?{selector}"):
-                if owned_by(item, csv):  # the selector narrows the list; the full check is here
-                    configs.append({**item, "apiVersion": ADMISSION_API, "kind": kind})
-        apiservices: dict[str, dict[str, Any] | None] = {}
-        for name in apiservice_names(csv):
-            try:
-                apiservices[name] = self.gateway.get(API_REGISTRATION, APISERVICE_KIND, None, name)
-            except NotFound:
-                apiservices[name] = None
-        return WebhookWorld(secrets, configs, CertSettings.from_env(), apiservices)
-
-    def _subscription(self, csv: dict[str, Any]) -> dict[str, Any] | None:
-        """The Subscription whose status.installedCSV (as OLM) or currentCSV names the CSV."""
-        meta = csv["metadata"]
-        found = None
-        for sub in sorted(
-            self.store.items("subscription", meta["namespace"]),
-            key=lambda s: s["metadata"]["name"],
-        ):
-            status = sub.get("status") or {}
-            if status.get("installedCSV") == meta["name"]:
-                return sub
-            if found is None and status.get("currentCSV") == meta["name"]:
-                found = sub
-        return found
+        return read_world(self.store, self.gateway, csv, now())
 
     # ----- reconcile ---------------------------------------------------------------------------
 
@@ -256,19 +124,11 @@ class CsvController:
             except GatewayError as exc:
                 if refused_as_terminating(exc):
                     raise
-                size = sum(len(k) + len(v) for k, v in (meta.get("annotations") or {}).items())
-                plan = transition(
-                    self.world(csv),
-                    CsvPhase.FAILED,
-                    CsvReason.INSTALL_COMPONENT_FAILED,
-                    f"olm-py could not add its OperatorGroup annotations to metadata.annotations "
-                    f"({size} bytes already): {exc}. Make metadata.annotations smaller "
-                    "(the API server allows 256 KiB in all).",
-                )
+                plan = annotations_refused(self.world(csv), str(exc))
         if plan.group_provided_apis is not None:
             self._write_provided_apis(meta["namespace"], plan.group_provided_apis)
-            return 0.2  # decide again once the group's annotation is in the cache
-        if plan.delete_deployments and not plan.apply:  # a conflict between groups
+            return plan.requeue_after
+        if plan.removes_deployments:
             for orphan in plan.delete_deployments:
                 self.gateway.delete("apps/v1", "Deployment", meta["namespace"], orphan)
         if plan.resources or plan.delete_resources:
@@ -292,21 +152,9 @@ class CsvController:
             except GatewayError as exc:
                 if refused_as_terminating(exc):
                     raise
-                # One sentence on status (which Deployment, what the API server said, where
-                # to fix it); the same refusal again writes nothing (see install_failed).
                 log.debug("installing %s/%s: %s", meta["namespace"], meta["name"], exc)
-                message = (
-                    refusal_message(applying, plan.apply[applying], str(exc), exc.status)
-                    if applying is not None
-                    else f"install strategy failed: {exc}"
-                )
-                subscription = self._subscription(csv)
-                if subscription and (subscription.get("spec") or {}).get("config"):
-                    message += (
-                        f" The Deployment includes spec.config of Subscription "
-                        f"{subscription['metadata']['name']}: check it too."
-                    )
-                plan = install_failed(self.world(csv), message, forbidden=exc.status == 403)
+                refused = plan.apply[applying] if applying is not None else None
+                plan = deployment_refused(self.world(csv), applying, refused, str(exc), exc.status)
         if plan.status is not None:
             try:
                 self.gateway.patch_status(
@@ -321,10 +169,7 @@ class CsvController:
                 return 0.5  # decided on a stale snapshot; the watch brings the new one
             except NotFound:
                 return None
-            if (
-                plan.status.get("phase") == CsvPhase.REPLACING
-                and (csv.get("status") or {}).get("phase") != CsvPhase.REPLACING
-            ):
+            if plan.starts_replacing(csv):
                 COUNTERS.csv_upgraded()  # OLM's csv_upgrade_count
             if plan.event:
                 self._event(csv, *plan.event)
@@ -345,9 +190,7 @@ class CsvController:
         try:
             for obj in plan.resources:
                 current = obj
-                if obj["kind"] == "CustomResourceDefinition" and list(obj["spec"]) == [
-                    "conversion"
-                ]:
+                if is_conversion_patch(obj):
                     self._write_conversion(writer, obj)
                     continue
                 applied = writer.apply(obj)
@@ -361,13 +204,8 @@ class CsvController:
         except GatewayError as exc:
             if refused_as_terminating(exc):
                 raise
-            what = f"{current['kind']} {current['metadata']['name']}" if current else "a resource"
-            log.debug("installing %s/%s: %s: %s", meta["namespace"], meta["name"], what, exc)
-            return install_failed(
-                self.world(csv),
-                f"install strategy failed: could not write {what}: {exc}",
-                forbidden=exc.status == 403,
-            )
+            log.debug("installing %s/%s: %s", meta["namespace"], meta["name"], exc)
+            return resource_refused(self.world(csv), current, str(exc), exc.status)
         return plan
 
     def _event(self, csv: dict[str, Any], event_type: str, reason: str, message: str) -> None:

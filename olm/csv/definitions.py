@@ -2,8 +2,9 @@
 
 Invariant: returns the first problem as (reason, message) naming the field and the fix, or
 None; where OLM has its own words for a problem (webhook rules), the message is OLM's and the
-field and the fix are the `detail` an Event adds. Webhooks (olm.install.webhooks) and owned APIServices (olm.install.apiservices) are
-installed; an owned APIService needs a group, a version and a deploymentName of the strategy.
+field and the fix are the `detail` an Event adds. Webhooks (olm.install.webhooks,
+olm.install.conversion) and owned APIServices (olm.install.apiservices) are installed; an
+owned APIService needs a group, a version and a deploymentName of the strategy.
 
 Beyond OLM's own checks (repeated names, forbidden rules, conversion webhooks only for
 AllNamespaces-only CSVs, on CRDs the CSV owns), olm-py refuses definitions the API server
@@ -16,6 +17,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from olm.api.csv import CsvReason
+from olm.api.views import CsvView
 
 WEBHOOK_TYPES = ("ValidatingAdmissionWebhook", "MutatingAdmissionWebhook", "ConversionWebhook")
 FORBIDDEN_GROUPS = ("*", "operators.coreos.com")
@@ -73,7 +75,8 @@ def _only_all_namespaces(spec: dict[str, Any]) -> bool:
     return True
 
 
-def _webhook_problem(spec: dict[str, Any], path: str, webhook: dict[str, Any]) -> str | None:
+def _webhook_problem(csv: dict[str, Any], path: str, webhook: dict[str, Any]) -> str | None:
+    spec = csv.get("spec") or {}
     kind = webhook.get("type")
     if kind == "ConversionWebhook":
         crds = webhook.get("conversionCRDs") or []
@@ -84,11 +87,7 @@ def _webhook_problem(spec: dict[str, Any], path: str, webhook: dict[str, Any]) -
                 f"{path} is a ConversionWebhook, and CSVs with conversion webhooks must support "
                 "only AllNamespaces: set spec.installModes to AllNamespaces alone"
             )
-        owned = {
-            c.get("name")
-            for c in (spec.get("customresourcedefinitions") or {}).get("owned") or []
-            if isinstance(c, dict)
-        }
+        owned = CsvView.of(csv).owned_crd_names
         for crd in crds:
             if crd not in owned:
                 return (
@@ -141,7 +140,7 @@ def definition_problem(
             refused = _rule_problem(f"{path}.rules[{rule_index}]", rule)
             if refused:
                 return DefinitionProblem(CsvReason.INVALID_WEBHOOK_DESCRIPTION, *refused)
-        problem = _webhook_problem(spec, path, webhook)
+        problem = _webhook_problem(csv, path, webhook)
         if problem:
             return CsvReason.INVALID_WEBHOOK_DESCRIPTION, problem
     for index, service in enumerate((spec.get("apiservicedefinitions") or {}).get("owned") or []):

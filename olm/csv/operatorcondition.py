@@ -147,3 +147,40 @@ def needs_apply(desired: dict[str, Any], existing: dict[str, Any] | None) -> boo
     if not _subset(wanted, labels):
         return True
     return Label.MANAGED.value in labels and Label.MANAGED.value not in wanted
+
+
+def not_upgradeable(condition: dict[str, Any] | None) -> str | None:
+    """Why the OperatorCondition of a replaced CSV blocks its upgrade (OLM: an Upgradeable
+    override, else the reported condition, which must be current), or None."""
+    if condition is None:
+        return None
+
+    def find(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+        return next((c for c in items if c.get("type") == "Upgradeable"), None)
+
+    override = find((condition.get("spec") or {}).get("overrides") or [])
+    if override is not None:
+        return (
+            override.get("message") or "Upgradeable override is False"
+            if override.get("status") == "False"
+            else None
+        )
+    reported = find((condition.get("spec") or {}).get("conditions") or []) or find(
+        (condition.get("status") or {}).get("conditions") or []
+    )
+    if reported is None:
+        return None
+    if reported.get("status") == "False":
+        return (
+            reported.get("message")
+            or reported.get("reason")
+            or "the operator reported Upgradeable=False"
+        )
+    generation = condition["metadata"].get("generation")
+    if (
+        reported.get("observedGeneration") is not None
+        and generation is not None
+        and reported["observedGeneration"] != generation
+    ):
+        return "the Upgradeable condition is stale (observedGeneration differs from generation)"
+    return None

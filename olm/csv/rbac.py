@@ -8,7 +8,7 @@ combination is allowed by some bound role.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +86,7 @@ def _allows(rule: dict[str, Any], verb: str, group: str, resource: str, name: st
     )
 
 
-def rule_satisfied(wanted: dict[str, Any], granted: list[dict[str, Any]]) -> bool:
+def rule_satisfied(wanted: Mapping[str, Any], granted: list[dict[str, Any]]) -> bool:
     verbs = wanted.get("verbs") or []
     urls = wanted.get("nonResourceURLs") or []
     if urls:

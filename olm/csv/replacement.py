@@ -24,6 +24,7 @@ from typing import Any
 
 from olm.api.csv import CsvReason
 from olm.api.labels import Label
+from olm.api.views import CsvView
 
 Csv = dict[str, Any]
 
@@ -191,4 +192,37 @@ def deployment_owner_problem(
             f"cannot share a Deployment. Rename the deployment, delete {owner}, or set "
             f"spec.replaces: {owner} if this ClusterServiceVersion upgrades it."
         )
+    return None
+
+
+def _chain(csv: Csv, csvs: Mapping[str, Csv]) -> set[str]:
+    """Names in this CSV's replacement chain, both directions. Unlike `lineage`, copies and
+    CSVs being deleted still link the chain (as OLM's CRD owner check does)."""
+    names = {csv["metadata"]["name"]}
+    changed = True
+    while changed:
+        changed = False
+        for other in csvs.values():
+            other_name = other["metadata"]["name"]
+            replaces = (other.get("spec") or {}).get("replaces")
+            if other_name in names and replaces and replaces not in names:
+                names.add(replaces)
+                changed = True
+            if replaces in names and other_name not in names:
+                names.add(other_name)
+                changed = True
+    return names
+
+
+def crd_owner_problem(csv: Csv, csvs: Mapping[str, Csv]) -> str | None:
+    """An owned CRD another CSV of the namespace, outside this one's chain, owns too."""
+    mine = CsvView.of(csv).owned_crd_names
+    chain = _chain(csv, csvs)
+    for other in csvs.values():
+        other_name = other["metadata"]["name"]
+        if other_name in chain or is_copy(other):
+            continue
+        shared = mine & CsvView.of(other).owned_crd_names
+        if shared:
+            return f"conflicting CRD owner in namespace: {', '.join(sorted(shared))} is also owned by ClusterServiceVersion {other_name}"
     return None

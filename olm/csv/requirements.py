@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api.csv import RequirementState, RuleState
-from olm.api.views import CsvView
+from olm.api.views import CsvView, Strategy
 from olm.catalog.semver import SemverError, parse_tolerant
 from olm.csv.rbac import RbacSnapshot, granted_rules, rule_satisfied
 from olm.install.apiservices import availability
-from olm.install.strategy import Strategy
 
 API_REGISTRATION_GROUP = "apiregistration.k8s.io"
 
@@ -216,7 +216,7 @@ def _native_apis(
 POLICY_RULE_FIELDS = ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs")
 
 
-def policy_rule_json(rule: dict[str, Any]) -> str:
+def policy_rule_json(rule: Mapping[str, Any]) -> str:
     """A rule as OLM prints it (Go's json.Marshal of an rbac/v1 PolicyRule): fields in the
     struct's order, unknown fields dropped, no spaces, non-ASCII kept, and <, >, & escaped."""
     shaped: dict[str, Any] = {"verbs": rule.get("verbs")}

@@ -1,7 +1,7 @@
 """Owned APIServices (`spec.apiservicedefinitions.owned`) as OLM v0 installs them
 (install/apiservice.go, install/certresources.go, operators/olm/apiservices.go).
 
-The Deployment named by `deploymentName` gets the certificate objects of olm.install.webhooks
+The Deployment named by `deploymentName` gets the certificate objects of olm.install.certresources
 (Service `<deployment>-service` on `containerPort`, default 443; Secret, Role, RoleBinding,
 auth-delegator and auth-reader bindings; the mounted certificate). Per definition, a
 cluster-scoped `apiregistration.k8s.io/v1` APIService `<version>.<group>`: the Service,
@@ -21,8 +21,7 @@ from typing import Any
 from olm.api.csv import CsvPhase
 from olm.api.kinds import Kind
 from olm.api.labels import Label
-from olm.install.certs import ServingMaterial
-from olm.install.webhooks import (
+from olm.install.certresources import (
     MANAGED,
     container_port,
     owned_apiservice_definitions,
@@ -30,6 +29,7 @@ from olm.install.webhooks import (
     owner_label_set,
     service_name,
 )
+from olm.install.certs import ServingMaterial
 
 API_REGISTRATION = "apiregistration.k8s.io/v1"
 APISERVICE_KIND = "APIService"

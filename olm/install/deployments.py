@@ -17,9 +17,8 @@ from typing import Any
 
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import OPERATOR_CONDITION_ENV, Label
-from olm.api.views import owner_reference
+from olm.api.views import StrategyDeployment, owner_reference
 from olm.install.overrides import canonical_resources
-from olm.install.strategy import DeploymentSpecEntry
 
 
 def spec_hash(spec: dict[str, Any]) -> str:
@@ -45,9 +44,9 @@ def _with_condition_env(containers: list[dict[str, Any]], csv_name: str) -> None
         container["env"] = env
 
 
-def render_deployment(csv: dict[str, Any], entry: DeploymentSpecEntry) -> dict[str, Any]:
+def render_deployment(csv: dict[str, Any], entry: StrategyDeployment) -> dict[str, Any]:
     meta = csv["metadata"]
-    spec = copy.deepcopy(entry.spec)
+    spec = copy.deepcopy(dict(entry.spec))
     # parse_strategy checked the shapes read here; an explicit null reads as absent.
     template = spec["template"] = spec.get("template") or {}
     template_meta = template["metadata"] = template.get("metadata") or {}

@@ -1,4 +1,5 @@
-"""Parse and validate a CSV's install strategy.
+"""Parse and validate a CSV's install strategy into the one strategy model,
+`olm.api.views.Strategy` (the model `CsvView` reads leniently).
 
 Invariant: `parse_strategy` either returns a fully checked `Strategy` or raises
 `InvalidStrategy` whose message names the field path and the fix; the phase machine turns that
@@ -11,38 +12,17 @@ installed). An explicit `spec.install.spec.deployments: []` still installs nothi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from olm.api.views import Strategy, StrategyDeployment, StrategyPermission
+
+__all__ = ["DEPLOYMENT_STRATEGY", "InvalidStrategy", "Strategy", "parse_strategy"]
 
 DEPLOYMENT_STRATEGY = "deployment"
 
 
 class InvalidStrategy(ValueError):
     """The install strategy cannot be used; the message names the field and the fix."""
-
-
-@dataclass(frozen=True)
-class DeploymentSpecEntry:
-    name: str
-    spec: dict[str, Any]
-    labels: dict[str, str]
-
-
-@dataclass(frozen=True)
-class Permission:
-    service_account: str
-    rules: list[dict[str, Any]]
-    cluster_scoped: bool
-
-
-@dataclass(frozen=True)
-class Strategy:
-    deployments: list[DeploymentSpecEntry]
-    permissions: list[Permission]
-
-    @property
-    def service_accounts(self) -> list[str]:
-        return sorted({p.service_account for p in self.permissions})
 
 
 def _require_mapping(value: Any, path: str) -> dict[str, Any]:
@@ -96,7 +76,7 @@ def parse_strategy(csv: dict[str, Any]) -> Strategy:
         dep_spec = _require_mapping(entry.get("spec"), f"{path}.spec")
         _check_deployment_spec(dep_spec, f"{path}.spec")
         labels = _require_mapping(entry.get("label") or {}, f"{path}.label")
-        deployments.append(DeploymentSpecEntry(dep_name, dep_spec, dict(labels)))
+        deployments.append(StrategyDeployment(dep_name, dep_spec, dict(labels)))
     permissions = []
     for key, cluster in (("permissions", False), ("clusterPermissions", True)):
         for index, entry in enumerate(_require_list(body, key, "spec.install.spec")):
@@ -106,7 +86,8 @@ def parse_strategy(csv: dict[str, Any]) -> Strategy:
             if not isinstance(account, str) or not account:
                 raise InvalidStrategy(f"{path}.serviceAccountName is missing")
             rules = _require_list(entry, "rules", path)
-            permissions.append(Permission(account, list(rules), cluster))
+            # The rules as written: judging each rule is the requirement check's job.
+            permissions.append(StrategyPermission(account, tuple(rules), cluster))
     return Strategy(deployments, permissions)
 
 

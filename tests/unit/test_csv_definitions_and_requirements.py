@@ -215,7 +215,7 @@ def test_a_required_apiservice_must_exist_and_be_available(
 
 
 def test_an_owned_apiservice_needs_its_deployment_in_the_strategy() -> None:
-    from olm.install.strategy import DeploymentSpecEntry
+    from olm.api.views import StrategyDeployment as DeploymentSpecEntry
 
     owned = [
         {"group": "a.io", "version": "v1", "kind": "A", "deploymentName": "server"},

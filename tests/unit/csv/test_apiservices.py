@@ -14,8 +14,8 @@ from olm.csv.definitions import definition_problem
 from olm.csv.phase import Plan, World, decide
 from olm.csv.requirements import RequirementInputs
 from olm.install.apiservices import adoption_problem, resource_issue, unavailable
+from olm.install.certresources import WebhookWorld
 from olm.install.certs import CertSettings
-from olm.install.webhooks import WebhookWorld
 from tests.unit.test_csv_phase import GROUP, NO_RBAC, NOW, NS, csv, healthy
 
 SHORT = CertSettings(datetime.timedelta(hours=2), datetime.timedelta(minutes=30))

@@ -17,20 +17,12 @@ from olm.api.labels import SECRET_OLM_CA, SECRET_TLS_CERT, SECRET_TLS_KEY, Annot
 from olm.csv.definitions import definition_problem
 from olm.csv.phase import Plan, World, decide
 from olm.csv.requirements import RequirementInputs
+from olm.install.certresources import WebhookWorld, current_materials, mount_certificates
 from olm.install.certs import CertSettings, issue, read, reusable, service_hosts
+from olm.install.conversion import conversion_cleanup, conversion_patches
+from olm.install.render import plan_install
 from olm.install.strategy import parse_strategy
-from olm.install.webhooks import (
-    WebhookProblem,
-    WebhookWorld,
-    config_name,
-    conversion_cleanup,
-    conversion_patches,
-    current_materials,
-    mount_certificates,
-    namespace_selector,
-    plan_install,
-    stale_configs,
-)
+from olm.install.webhooks import WebhookProblem, config_name, namespace_selector, stale_configs
 from tests.conftest import SHARED
 from tests.unit.test_csv_phase import GROUP, NO_RBAC, NOW, NS, csv, healthy
 
