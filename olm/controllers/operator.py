@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from olm.api.kinds import KINDS, Kind
-from olm.api.labels import Label
 from olm.api.operator import COMPONENT_KINDS, ComponentKind
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
@@ -36,12 +35,10 @@ from olm.kube.resources import register_resource
 from olm.operator.adoption import AdoptionSnapshot, Candidate, LabelWrite, decide_adoption
 from olm.operator.names import component_label_key, operator_names
 from olm.operator.objects import (
-    CSV_KIND,
     labels,
     may_belong_to_namespace,
     meta,
     name,
-    namespace,
     owned_crd_names,
 )
 from olm.operator.status import Component, decide_operator
@@ -74,11 +71,8 @@ STORE_KIND: dict[str, str] = {
     "ClusterRoleBinding": "clusterrolebinding",
 }
 COMPONENT_OF_STORE: dict[str, ComponentKind] = {STORE_KIND[c.kind]: c for c in COMPONENT_KINDS}
-# Store kinds only these controllers read (watched for them alone), and those kept as metadata.
-OWN_KINDS = frozenset({OPERATOR, "service", "secret", "configmap", "apiservice"})
+# Store kinds kept as metadata only.
 METADATA_ONLY = frozenset({"secret", "configmap"})
-# The kinds a Subscription's namespace is adopted for when they change.
-NAMESPACE_KINDS = frozenset({"subscription", "csv", "installplan"})
 
 for _component in COMPONENT_KINDS:
     register_resource(
@@ -246,61 +240,3 @@ class OperatorController:
 def controllers(store: Store, gateway: KubeGateway, queue: WorkQueue) -> list[Any]:
     state = OperatorState(store, gateway, queue)
     return [AdoptionController(state), OperatorController(state)]
-
-
-# ----- what wakes them ---------------------------------------------------------------------------
-
-
-def _owner_namespaces(kind: str, obj: Mapping[str, Any], store: Store) -> set[str]:
-    """The namespaces whose CSVs may own `obj` (ownerReferences, owner labels, owned CRDs)."""
-    found = set()
-    if any(ref.get("kind") == CSV_KIND for ref in meta(obj).get("ownerReferences") or []):
-        found.add(namespace(obj))
-    own = labels(obj)
-    if own.get(Label.OWNER_KIND.value) == CSV_KIND and own.get(Label.OWNER_NAMESPACE.value):
-        found.add(str(own[Label.OWNER_NAMESPACE.value]))
-    if kind == "crd":
-        found |= {namespace(csv) for csv in store.items("csv") if name(obj) in owned_crd_names(csv)}
-    return found
-
-
-def operator_keys(
-    kind: str,
-    obj: Mapping[str, Any],
-    store: Store,
-    old: Mapping[str, Any] | None = None,
-    *,
-    deleted: bool = False,
-) -> list[WorkKey]:
-    """The work a change of `obj` (of store kind `kind`; `old` as cached before, None when new)
-    makes for these controllers."""
-    if kind == OPERATOR:
-        return [(OPERATOR, "", name(obj))]
-    if kind not in COMPONENT_OF_STORE:
-        return []
-    names = set(operator_names(labels(obj))) | set(operator_names(labels(old or {})))
-    keys: list[WorkKey] = [(OPERATOR, "", n) for n in sorted(names)]
-    if deleted:
-        return keys
-    if kind in NAMESPACE_KINDS:
-        return [*keys, (ADOPTION, "", namespace(obj))]
-    if (
-        old is not None
-        and labels(old) == labels(obj)
-        and meta(old).get("ownerReferences") == meta(obj).get("ownerReferences")
-    ):
-        return keys  # a spec or status change: ownership and labels are as they were
-    return keys + [(ADOPTION, "", ns) for ns in sorted(_owner_namespaces(kind, obj, store)) if ns]
-
-
-def resync_operator_keys(store: Store) -> list[WorkKey]:
-    """A full resync: every Operator, every name a component's label gives (an Operator
-    deleted while olm-py was down comes back), every namespace with Subscriptions or CSVs."""
-    names = {n for _, n in store.keys(OPERATOR)}
-    for kind in COMPONENT_KINDS:
-        for obj in store.items(STORE_KIND[kind.kind]):
-            names.update(operator_names(labels(obj)))
-    spaces = {ns for ns, _ in store.keys("subscription")} | {ns for ns, _ in store.keys("csv")}
-    return [(OPERATOR, "", n) for n in sorted(names)] + [
-        (ADOPTION, "", ns) for ns in sorted(spaces)
-    ]

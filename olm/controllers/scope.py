@@ -29,14 +29,12 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from olm.api.csv import CsvPhase, CsvReason
-from olm.api.installplan import InstallPlanPhase
+from olm.api.csv import CsvPhase
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Annotation, Label
 from olm.api.scope import (
     DISABLED_COPIED_CSVS_EVENT_REASON,
     OLM_CONFIG_NAME,
-    OPGROUP_AGGREGATE_TO_PREFIX,
 )
 from olm.controllers.events import record_event
 from olm.controllers.queue import WorkQueue
@@ -44,11 +42,9 @@ from olm.controllers.store import Store
 from olm.csv.rbac import RbacSnapshot
 from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
 from olm.install.apiservices import names as apiservice_names
-from olm.installplan.decide import ATTENUATED_REF
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
 from olm.scope.apiroles import (
-    CRD_OWNER_KIND,
     group_apis,
     operator_group_cluster_roles,
     operator_group_cluster_roles_to_delete,
@@ -56,12 +52,9 @@ from olm.scope.apiroles import (
 from olm.scope.copies import (
     CopyMeta,
     CopyPrototype,
-    copied_status_hash,
     copy_prototype,
     dangling_reason,
     is_copied,
-    status_digest,
-    status_edited,
 )
 from olm.scope.decide import (
     ScopePlan,
@@ -77,7 +70,6 @@ from olm.scope.namespaces import (
     contains,
     is_all,
     namespace_label_patch,
-    namespaces_to_relabel,
     status_namespaces,
 )
 from olm.scope.olmconfig import OlmConfigSnapshot, copied_csvs_enabled, plan_olm_config
@@ -123,17 +115,6 @@ def terminating(namespace: Mapping[str, Any] | None) -> bool:
 def _namespace_going(exc: GatewayError) -> bool:
     """The API server refuses new objects in a namespace being deleted (403)."""
     return exc.status == 403 and "being terminated" in str(exc)
-
-
-def _status_edited(copy: Mapping[str, Any], store: Store) -> bool:
-    """Whether someone else wrote a copy's status: neither the status its annotation records
-    nor its original's current one (which olm-py writes before recording it)."""
-    if not status_edited(copy):
-        return False
-    meta = _meta(copy)
-    origin = (meta.get("labels") or {}).get(Label.COPIED_FROM)
-    original = store.get("csv", str(origin), str(meta.get("name"))) if origin else None
-    return original is None or status_digest(copy) != copied_status_hash(original)
 
 
 def trim(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -655,224 +636,3 @@ def controllers(
         ScopeGroupController(state),
         OlmConfigController(state),
     ]
-
-
-# ----- what a watched change wakes ------------------------------------------------------------
-
-
-def _group_key_targets(group: Mapping[str, Any] | None) -> tuple[str, ...] | None:
-    return status_namespaces(group) if group is not None else None
-
-
-def _owned_crd_names(csv: Mapping[str, Any]) -> set[str]:
-    owned = ((csv.get("spec") or {}).get("customresourcedefinitions") or {}).get("owned") or []
-    return {str((entry or {}).get("name") or "") for entry in owned if isinstance(entry, dict)}
-
-
-def _owners_of_crds(store: Store, crds: set[str]) -> list[WorkKey]:
-    return [
-        (SCOPE, str(_meta(csv).get("namespace")), _name(csv))
-        for csv in store.items("csv")
-        if (csv.get("status") or {}).get("phase") == CsvPhase.SUCCEEDED
-        and _owned_crd_names(csv) & crds
-    ]
-
-
-def _scoped_plans(store: Store, namespace: str | None) -> list[WorkKey]:
-    """Installing InstallPlans that act as an OperatorGroup's ServiceAccount (all of them when
-    `namespace` is None): an RBAC change may be the permission one of them waits for."""
-    return [
-        ("installplan", str(_meta(plan).get("namespace")), _name(plan))
-        for plan in store.items("installplan", namespace)
-        if (plan.get("status") or {}).get("phase") == InstallPlanPhase.INSTALLING
-        and (plan.get("status") or {}).get(ATTENUATED_REF)
-    ]
-
-
-def scoped_install_keys(
-    kind: str,
-    obj: Mapping[str, Any],
-    store: Store,
-    old: Mapping[str, Any] | None = None,
-) -> list[WorkKey]:
-    """Scoped installs (OperatorGroup spec.serviceAccountName): a ServiceAccount change wakes
-    the groups that name it; a group whose ServiceAccount (or its ref) changed wakes the
-    namespace's Installing plans; RBAC changes wake the plans that act as a ServiceAccount."""
-    meta = _meta(obj)
-    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-    if kind == "serviceaccount":
-        return [
-            ("operatorgroup", namespace, _name(group))
-            for group in store.items("operatorgroup", namespace)
-            if (group.get("spec") or {}).get("serviceAccountName") == name
-        ]
-    if kind == "operatorgroup":
-
-        def account(group: Mapping[str, Any] | None) -> tuple[Any, Any]:
-            group = group or {}
-            return (
-                (group.get("spec") or {}).get("serviceAccountName"),
-                (group.get("status") or {}).get("serviceAccountRef"),
-            )
-
-        if old is not None and account(old) == account(obj):
-            return []
-        return [
-            ("installplan", namespace, _name(plan))
-            for plan in store.items("installplan", namespace)
-            if (plan.get("status") or {}).get("phase") == InstallPlanPhase.INSTALLING
-        ]
-    if kind in ("role", "rolebinding"):
-        return _scoped_plans(store, namespace)
-    if kind == "clusterrolebinding":  # ClusterRole edits are left to the plans' backoff
-        return _scoped_plans(store, None)
-    return []
-
-
-def scope_keys(
-    kind: str,
-    obj: Mapping[str, Any],
-    store: Store,
-    old: Mapping[str, Any] | None = None,
-    *,
-    deleted: bool = False,
-) -> list[WorkKey]:
-    """The scope work a change of `obj` (of store kind `kind`) makes necessary."""
-    extra = scoped_install_keys(kind, obj, store, old) + conflict_keys(
-        kind, obj, store, old, deleted=deleted
-    )
-    return extra + _scope_keys(kind, obj, store, old, deleted=deleted)
-
-
-def conflict_keys(
-    kind: str,
-    obj: Mapping[str, Any],
-    store: Store,
-    old: Mapping[str, Any] | None = None,
-    *,
-    deleted: bool = False,
-) -> list[WorkKey]:
-    """A group that goes, or whose olm.providedAPIs or targets change, may end another group's
-    InterOperatorGroupOwnerConflict: those CSVs look again (OLM requeues the providers)."""
-    if kind != "operatorgroup":
-        return []
-
-    def surface(group: Mapping[str, Any] | None) -> tuple[Any, Any]:
-        group = group or {}
-        annotations = _meta(group).get("annotations") or {}
-        return annotations.get(Annotation.PROVIDED_APIS), status_namespaces(group)
-
-    if not deleted and old is not None and surface(old) == surface(obj):
-        return []
-    return [
-        ("csv", str(_meta(csv).get("namespace")), _name(csv))
-        for csv in store.items("csv")
-        if (csv.get("status") or {}).get("reason") == CsvReason.INTER_OPERATOR_GROUP_OWNER_CONFLICT
-    ]
-
-
-def _scope_keys(
-    kind: str,
-    obj: Mapping[str, Any],
-    store: Store,
-    old: Mapping[str, Any] | None = None,
-    *,
-    deleted: bool = False,
-) -> list[WorkKey]:
-    meta = _meta(obj)
-    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-    labels = meta.get("labels") or {}
-    if kind == "csv":
-        keys: list[WorkKey] = [(SCOPE, namespace, name)]
-        if deleted or old is None or old.get("spec") != obj.get("spec"):
-            keys += [(SCOPE_GROUP, namespace, g) for _, g in store.keys("operatorgroup", namespace)]
-        return keys
-    if kind == COPIED_CSV:
-        # Our own writes are written through (the event finds the store already so); a copy
-        # someone deleted is put back, and one whose labels, annotations or status someone
-        # changed is put back in step or collected (a wrong olm.operatorNamespace) at once, as
-        # OLM does, not at the next resync. A copy that goes with its namespace is left alone.
-        there = store.get("namespace", "", namespace)
-        if there is None or terminating(there):
-            return []
-        edited = old is not None and any(
-            (_meta(old).get(k) or {}) != (meta.get(k) or {}) for k in ("labels", "annotations")
-        )
-        return (
-            [(SCOPE_NAMESPACE, "", namespace)]
-            if deleted or edited or _status_edited(obj, store)
-            else []
-        )
-    if kind == "operatorgroup":
-        keys = [(SCOPE_GROUP, namespace, name)]
-        keys += [(SCOPE, namespace, csv) for _, csv in store.keys("csv", namespace)]
-        if deleted:  # its labels go from the namespaces it targeted
-            before, after = _group_key_targets(old or obj), None
-        else:
-            before, after = _group_key_targets(old), _group_key_targets(obj)
-        keys += [(SCOPE_NAMESPACE, "", ns) for ns in namespaces_to_relabel(before, after)]
-        return keys
-    if kind == "namespace":
-        if deleted:
-            return []
-        if old is None or (_meta(old).get("labels") or {}) != labels:
-            return [(SCOPE_NAMESPACE, "", name)]
-        return []
-    if kind in ("role", "rolebinding", "clusterrole", "clusterrolebinding"):
-        owner, owner_ns = labels.get(Label.OWNER), labels.get(Label.OWNER_NAMESPACE)
-        owner_kind = labels.get(Label.OWNER_KIND)
-        if owner and owner_kind == CSV.kind.value:
-            if labels.get(Label.COPIED_FROM) and kind in ("role", "rolebinding"):
-                return [(SCOPE_NAMESPACE, "", namespace)]  # a copied Role/RoleBinding
-            return [(SCOPE, str(owner_ns), str(owner))] if owner_ns else []
-        if owner and owner_ns and owner_kind == Kind.OPERATOR_GROUP.value:
-            return [(SCOPE_GROUP, str(owner_ns), str(owner))]
-        if kind == "clusterrole" and any(
-            str(k).startswith(OPGROUP_AGGREGATE_TO_PREFIX) for k in labels
-        ):
-            crds = {
-                str(ref.get("name"))
-                for ref in meta.get("ownerReferences") or []
-                if ref.get("kind") == CRD_OWNER_KIND
-            }
-            return _owners_of_crds(store, crds)
-        return []
-    if kind == "crd":
-        if (
-            old is not None
-            and not deleted
-            and old.get("spec") == obj.get("spec")
-            and _meta(old).get("uid") == meta.get("uid")
-        ):
-            return []  # a status change (Established): the owners woke with their phase
-        return _owners_of_crds(store, {name})
-    if kind == OLM_CONFIG:
-        keys = [(OLM_CONFIG, "", name)]
-        if deleted or old is None or old.get("spec") != obj.get("spec"):
-            for group in store.items("operatorgroup"):
-                if status_namespaces(group) == ("",):
-                    group_ns = str(_meta(group).get("namespace"))
-                    keys += [(SCOPE, group_ns, csv) for _, csv in store.keys("csv", group_ns)]
-        return keys
-    return []
-
-
-def resync_scope_keys(store: Store) -> list[WorkKey]:
-    """What a full resync (and the sync barrier) wakes for the scope controllers."""
-    keys: list[WorkKey] = [(SCOPE, ns, name) for ns, name in store.keys("csv")]
-    keys += [(SCOPE_GROUP, ns, name) for ns, name in store.keys("operatorgroup")]
-    seen = set(keys)
-    for role in store.items("clusterrole"):  # roles of groups deleted while olm-py was down
-        labels = _meta(role).get("labels") or {}
-        if labels.get(Label.OWNER_KIND) == Kind.OPERATOR_GROUP.value:
-            key = (
-                SCOPE_GROUP,
-                str(labels.get(Label.OWNER_NAMESPACE)),
-                str(labels.get(Label.OWNER)),
-            )
-            if key not in seen:
-                seen.add(key)
-                keys.append(key)
-    keys += [(SCOPE_NAMESPACE, "", name) for _, name in store.keys("namespace")]
-    keys += [(OLM_CONFIG, "", name) for _, name in store.keys(OLM_CONFIG)]
-    return keys

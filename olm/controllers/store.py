@@ -16,15 +16,80 @@ Invariants:
   rollout that had long finished. Older means a smaller `metadata.resourceVersion`; the API
   calls it opaque, but every API server backed by etcd uses etcd's global revision, one
   increasing integer. Values that are not integers are compared by nothing (the newcomer wins).
+- Entries are filed under a `StoreKind`: one per watched kind (olm.controllers.watch.WATCHED),
+  copied CSVs apart from CSVs. The values are the strings the store always used, so a
+  `StoreKind` and its value name the same entries.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Collection
-from typing import Any
+from enum import StrEnum
+from typing import Any, Protocol
 
 Key = tuple[str, str]  # (namespace or "", name)
+
+
+class StoreKind(StrEnum):
+    """The kinds the store files objects under: one per watch (olm.controllers.watch.WATCHED)."""
+
+    CSV = "csv"  # original CSVs, never copies
+    COPIED_CSV = "copiedcsv"  # copied CSVs (labelled olm.copiedFrom), metadata only
+    OLM_CONFIG = "olmconfig"
+    OPERATOR_GROUP = "operatorgroup"
+    OPERATOR_CONDITION = "operatorcondition"
+    DEPLOYMENT = "deployment"
+    CRD = "crd"
+    SERVICE_ACCOUNT = "serviceaccount"
+    ROLE = "role"
+    ROLE_BINDING = "rolebinding"
+    CLUSTER_ROLE = "clusterrole"
+    CLUSTER_ROLE_BINDING = "clusterrolebinding"
+    NAMESPACE = "namespace"
+    SUBSCRIPTION = "subscription"
+    INSTALL_PLAN = "installplan"
+    CATALOG_SOURCE = "catalogsource"
+    OPERATOR = "operator"
+    SERVICE = "service"  # this and the next three: olm.managed objects only
+    SECRET = "secret"  # metadata only
+    CONFIG_MAP = "configmap"  # metadata only
+    API_SERVICE = "apiservice"
+
+
+# The store kind each Kubernetes kind that olm-py reads from the store is cached under.
+STORE_KIND_OF: dict[str, StoreKind] = {
+    "ClusterServiceVersion": StoreKind.CSV,
+    "OLMConfig": StoreKind.OLM_CONFIG,
+    "OperatorGroup": StoreKind.OPERATOR_GROUP,
+    "OperatorCondition": StoreKind.OPERATOR_CONDITION,
+    "Deployment": StoreKind.DEPLOYMENT,
+    "CustomResourceDefinition": StoreKind.CRD,
+    "ServiceAccount": StoreKind.SERVICE_ACCOUNT,
+    "Role": StoreKind.ROLE,
+    "RoleBinding": StoreKind.ROLE_BINDING,
+    "ClusterRole": StoreKind.CLUSTER_ROLE,
+    "ClusterRoleBinding": StoreKind.CLUSTER_ROLE_BINDING,
+    "Namespace": StoreKind.NAMESPACE,
+    "Subscription": StoreKind.SUBSCRIPTION,
+    "InstallPlan": StoreKind.INSTALL_PLAN,
+    "CatalogSource": StoreKind.CATALOG_SOURCE,
+    "Operator": StoreKind.OPERATOR,
+    "Service": StoreKind.SERVICE,
+    "Secret": StoreKind.SECRET,
+    "ConfigMap": StoreKind.CONFIG_MAP,
+    "APIService": StoreKind.API_SERVICE,
+}
+
+
+class StoreReader(Protocol):
+    """The read side of the store: what the wake rules (olm.controllers.wake) may look at."""
+
+    def get(self, kind: StoreKind, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def items(self, kind: StoreKind, namespace: str | None = None) -> list[dict[str, Any]]: ...
+
+    def keys(self, kind: StoreKind, namespace: str | None = None) -> list[Key]: ...
 
 
 def _revision(obj: dict[str, Any]) -> int | None:

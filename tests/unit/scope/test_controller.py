@@ -17,11 +17,10 @@ from olm.controllers.scope import (
     ScopeGroupController,
     ScopeNamespaceController,
     ScopeState,
-    resync_scope_keys,
-    scope_keys,
     trim,
 )
 from olm.controllers.store import Store
+from olm.controllers.wake.scope import resync_scope_keys, scope_keys
 from olm.kube.fake import FakeGateway, Write
 
 OPS = "operators"
