@@ -26,7 +26,7 @@ import kopf
 from olm.api.labels import MANAGED_VALUE, Label
 from olm.controllers import operator
 from olm.controllers.queue import WorkQueue
-from olm.controllers.scope import trim as scope_trim
+from olm.controllers.scope.cache import trim as scope_trim
 from olm.controllers.store import Store, StoreKind
 
 # The wake graph's two questions, asked by every event and every resync (app.py asks here too).

@@ -30,7 +30,7 @@ from olm.api.kinds import Kind
 from olm.api.labels import Annotation, Label
 from olm.api.scope import OPGROUP_AGGREGATE_TO_PREFIX
 from olm.controllers.queue import WorkKey, WorkKind
-from olm.controllers.scope import terminating
+from olm.controllers.scope.cache import terminating
 from olm.controllers.store import StoreKind, StoreReader
 from olm.installplan.decide import ATTENUATED_REF
 from olm.operator.objects import meta as _meta
