@@ -22,8 +22,8 @@ from olm.api.csv import CsvPhase, CsvReason
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
 from olm.controllers.events import record_event, refused_as_terminating
-from olm.controllers.queue import WorkQueue
-from olm.controllers.store import Store
+from olm.controllers.queue import WorkKind, WorkQueue
+from olm.controllers.store import Store, StoreKind
 from olm.csv.operatorcondition import (
     condition_role,
     condition_role_binding,
@@ -91,7 +91,7 @@ def now() -> datetime.datetime:
 
 
 class CsvController:
-    kind = "csv"
+    kind = WorkKind.CSV
 
     def __init__(self, store: Store, gateway: KubeGateway, queue: WorkQueue) -> None:
         self.store = store
@@ -118,22 +118,27 @@ class CsvController:
 
     def world(self, csv: dict[str, Any]) -> World:
         namespace = csv["metadata"]["namespace"]
-        groups = self.store.items("operatorgroup", namespace)
+        groups = self.store.items(StoreKind.OPERATOR_GROUP, namespace)
         targets = None
         if len(groups) == 1 and (groups[0].get("status") or {}).get("lastUpdated"):
             targets = list((groups[0].get("status") or {}).get("namespaces") or [])
         required_apis = ((csv.get("spec") or {}).get("apiservicedefinitions") or {}).get("required")
         needs_discovery = bool((csv.get("spec") or {}).get("nativeAPIs") or required_apis)
         requirements = RequirementInputs(
-            crds={c["metadata"]["name"]: c for c in self.store.items("crd")},
+            crds={c["metadata"]["name"]: c for c in self.store.items(StoreKind.CRD)},
             service_accounts={
-                s["metadata"]["name"]: s for s in self.store.items("serviceaccount", namespace)
+                s["metadata"]["name"]: s
+                for s in self.store.items(StoreKind.SERVICE_ACCOUNT, namespace)
             },
             rbac=RbacSnapshot(
-                roles={r["metadata"]["name"]: r for r in self.store.items("role", namespace)},
-                role_bindings=self.store.items("rolebinding", namespace),
-                cluster_roles={r["metadata"]["name"]: r for r in self.store.items("clusterrole")},
-                cluster_role_bindings=self.store.items("clusterrolebinding"),
+                roles={
+                    r["metadata"]["name"]: r for r in self.store.items(StoreKind.ROLE, namespace)
+                },
+                role_bindings=self.store.items(StoreKind.ROLE_BINDING, namespace),
+                cluster_roles={
+                    r["metadata"]["name"]: r for r in self.store.items(StoreKind.CLUSTER_ROLE)
+                },
+                cluster_role_bindings=self.store.items(StoreKind.CLUSTER_ROLE_BINDING),
             ),
             server_version=self.gateway.server_version(),
             served_kinds=self.gateway.served_kinds() if needs_discovery else frozenset(),
@@ -145,12 +150,12 @@ class CsvController:
             csv=csv,
             operator_groups=groups,
             group_targets=targets,
-            csvs={c["metadata"]["name"]: c for c in self.store.items("csv", namespace)},
+            csvs={c["metadata"]["name"]: c for c in self.store.items(StoreKind.CSV, namespace)},
             requirements=requirements,
             deployments={
-                d["metadata"]["name"]: d for d in self.store.items("deployment", namespace)
+                d["metadata"]["name"]: d for d in self.store.items(StoreKind.DEPLOYMENT, namespace)
             },
-            replaced_condition=self.store.get("operatorcondition", namespace, replaces)
+            replaced_condition=self.store.get(StoreKind.OPERATOR_CONDITION, namespace, replaces)
             if replaces
             else None,
             now=now(),
@@ -166,7 +171,7 @@ class CsvController:
         """The provided-API check between OperatorGroups (olm.scope.conflicts)."""
         if len(groups) != 1 or not (groups[0].get("status") or {}).get("lastUpdated"):
             return None
-        decision = decide_provided_apis(csv, groups[0], self.store.items("operatorgroup"))
+        decision = decide_provided_apis(csv, groups[0], self.store.items(StoreKind.OPERATOR_GROUP))
         return GroupApiCheck(
             failure=decision.failure,
             remove_deployments=decision.remove_deployments,
@@ -210,7 +215,7 @@ class CsvController:
         meta = csv["metadata"]
         found = None
         for sub in sorted(
-            self.store.items("subscription", meta["namespace"]),
+            self.store.items(StoreKind.SUBSCRIPTION, meta["namespace"]),
             key=lambda s: s["metadata"]["name"],
         ):
             status = sub.get("status") or {}
@@ -223,7 +228,7 @@ class CsvController:
     # ----- reconcile ---------------------------------------------------------------------------
 
     def reconcile(self, namespace: str, name: str) -> float | None:
-        csv = self.store.get("csv", namespace, name)
+        csv = self.store.get(StoreKind.CSV, namespace, name)
         if csv is None:
             return None
         meta = csv["metadata"]
@@ -281,7 +286,7 @@ class CsvController:
                     applying = index
                     # Write through: the next decision must judge what we applied, not a
                     # cached copy from before it (which would look like drift).
-                    self.store.upsert("deployment", writer.apply(deployment))
+                    self.store.upsert(StoreKind.DEPLOYMENT, writer.apply(deployment))
                 applying = None
                 for orphan in plan.delete_deployments:
                     writer.delete(
@@ -352,7 +357,7 @@ class CsvController:
                     continue
                 applied = writer.apply(obj)
                 if obj["kind"] == "CustomResourceDefinition":
-                    self.store.upsert("crd", applied)  # write through, as for Deployments
+                    self.store.upsert(StoreKind.CRD, applied)  # write through, as for Deployments
             current = None
             for api_version, kind, namespace, name in plan.delete_resources:
                 writer.delete(api_version, kind, namespace, name)
@@ -375,7 +380,7 @@ class CsvController:
 
     def _write_provided_apis(self, namespace: str, provided: str) -> None:
         """OLM's AddAPIs/RemoveAPIs: the group's olm.providedAPIs annotation."""
-        groups = self.store.items("operatorgroup", namespace)
+        groups = self.store.items(StoreKind.OPERATOR_GROUP, namespace)
         if len(groups) != 1:
             return
         meta = groups[0]["metadata"]
@@ -391,7 +396,7 @@ class CsvController:
                     },
                 }
             )
-            self.store.upsert("operatorgroup", applied)
+            self.store.upsert(StoreKind.OPERATOR_GROUP, applied)
 
     def _write_conversion(self, writer: KubeGateway, body: dict[str, Any]) -> None:
         """`spec.conversion` of a CRD, by merge patch: the InstallPlan applied the rest of the
@@ -402,15 +407,15 @@ class CsvController:
         writer.patch(
             body["apiVersion"], body["kind"], None, name, {"spec": {"conversion": conversion}}
         )
-        cached = self.store.get("crd", "", name)
+        cached = self.store.get(StoreKind.CRD, "", name)
         if cached is not None:  # write through, as for Deployments
             updated = copy.deepcopy(cached)
             updated.setdefault("spec", {})["conversion"] = conversion
-            self.store.upsert("crd", updated)
+            self.store.upsert(StoreKind.CRD, updated)
 
     def _writer(self, namespace: str) -> KubeGateway:
         """Scoped installs (OLM): the group's ServiceAccount writes the operator's Deployments."""
-        user = attenuated_user(self.store.items("operatorgroup", namespace))
+        user = attenuated_user(self.store.items(StoreKind.OPERATOR_GROUP, namespace))
         return self.gateway.impersonating(user) if user else self.gateway
 
     # ----- metadata we own on the CSV ---------------------------------------------------------------
@@ -439,7 +444,7 @@ class CsvController:
             self.gateway.apply(body)
 
     def _namespace_terminating(self, namespace: str) -> bool:
-        found = self.store.get("namespace", "", namespace)
+        found = self.store.get(StoreKind.NAMESPACE, "", namespace)
         return bool(
             found
             and (
@@ -459,8 +464,8 @@ class CsvController:
             Label.OWNER_KIND: CSV.kind.value,
         }
         for kind, store_kind in (
-            ("ClusterRoleBinding", "clusterrolebinding"),
-            ("ClusterRole", "clusterrole"),
+            ("ClusterRoleBinding", StoreKind.CLUSTER_ROLE_BINDING),
+            ("ClusterRole", StoreKind.CLUSTER_ROLE),
         ):
             for obj in self.store.items(store_kind):
                 labels = obj["metadata"].get("labels") or {}
@@ -520,11 +525,11 @@ class CsvController:
                 )
         replaced = any(
             (other.get("spec") or {}).get("replaces") == meta["name"]
-            for other in self.store.items("csv", meta["namespace"])
+            for other in self.store.items(StoreKind.CSV, meta["namespace"])
         )
         if replaced:
             return  # the replacement serves the conversions now
-        crds = {c["metadata"]["name"]: c for c in self.store.items("crd")}
+        crds = {c["metadata"]["name"]: c for c in self.store.items(StoreKind.CRD)}
         for crd_name, patch in conversion_cleanup(csv, crds):
             with contextlib.suppress(NotFound):
                 self.gateway.patch(
@@ -536,14 +541,14 @@ class CsvController:
         let the operator's ServiceAccounts read and update it (olm.csv.operatorcondition)."""
         meta = csv["metadata"]
         desired = operator_condition(csv)
-        existing = self.store.get("operatorcondition", meta["namespace"], meta["name"])
+        existing = self.store.get(StoreKind.OPERATOR_CONDITION, meta["namespace"], meta["name"])
         if needs_apply(desired, existing):
             self.gateway.apply(desired)
         if existing is None or not existing["metadata"].get("uid"):
             return  # its watch event wakes this CSV again
         for kind, obj in (
-            ("role", condition_role(existing)),
-            ("rolebinding", condition_role_binding(existing)),
+            (StoreKind.ROLE, condition_role(existing)),
+            (StoreKind.ROLE_BINDING, condition_role_binding(existing)),
         ):
             if needs_apply(obj, self.store.get(kind, meta["namespace"], meta["name"])):
                 self.gateway.apply(obj)

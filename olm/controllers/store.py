@@ -106,10 +106,10 @@ def _older(candidate: dict[str, Any], current: dict[str, Any]) -> bool:
 class Store:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
+        self._objects: dict[StoreKind, dict[Key, dict[str, Any]]] = {}
         self.synced = threading.Event()
 
-    def upsert(self, kind: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+    def upsert(self, kind: StoreKind, obj: dict[str, Any]) -> dict[str, Any] | None:
         """Keep `obj` unless the entry is newer; return the entry it met (None when new)."""
         meta = obj.get("metadata") or {}
         key = (meta.get("namespace") or "", meta.get("name") or "")
@@ -120,20 +120,20 @@ class Store:
                 objects[key] = obj
         return old
 
-    def delete(self, kind: str, namespace: str, name: str) -> None:
+    def delete(self, kind: StoreKind, namespace: str, name: str) -> None:
         with self._lock:
             self._objects.get(kind, {}).pop((namespace or "", name), None)
 
-    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+    def get(self, kind: StoreKind, namespace: str, name: str) -> dict[str, Any] | None:
         with self._lock:
             return self._objects.get(kind, {}).get((namespace or "", name))
 
-    def items(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+    def items(self, kind: StoreKind, namespace: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
             objects = self._objects.get(kind, {})
             return [obj for (ns, _), obj in objects.items() if namespace is None or ns == namespace]
 
-    def keys(self, kind: str, namespace: str | None = None) -> list[Key]:
+    def keys(self, kind: StoreKind, namespace: str | None = None) -> list[Key]:
         with self._lock:
             return [
                 key
@@ -141,13 +141,13 @@ class Store:
                 if namespace is None or key[0] == namespace
             ]
 
-    def snapshot(self, kind: str) -> dict[Key, dict[str, Any]]:
+    def snapshot(self, kind: StoreKind) -> dict[Key, dict[str, Any]]:
         """The entries of one kind as they are now (taken before a relist starts)."""
         with self._lock:
             return dict(self._objects.get(kind, {}))
 
     def retain(
-        self, kind: str, before: dict[Key, dict[str, Any]], listed: Collection[Key]
+        self, kind: StoreKind, before: dict[Key, dict[str, Any]], listed: Collection[Key]
     ) -> list[Key]:
         """Drop entries of `before` that the relist did not show and that no event touched
         since; return the purged keys."""
