@@ -1,5 +1,5 @@
 """Operator objects and component labels (docs/operators.md): snapshot -> `olm.operator`
-decisions -> gateway, in two controllers:
+decisions -> gateway, in two controllers (their wake rules: olm.controllers.wake.operator):
 
 | work key | what it makes right | woken by |
 | --- | --- | --- |

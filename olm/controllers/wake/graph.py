@@ -144,7 +144,7 @@ def related_keys(
     """The work a change of `obj` (of store kind `kind`; `old` as stored before, None when
     new) makes necessary: the keys of every rule of the kind's entry, in order."""
     keys: list[WorkKey] = []
-    for rule in WAKE_GRAPH[StoreKind(kind)].rules:
+    for rule in WAKE_GRAPH[kind].rules:
         keys += rule(kind, obj, store, old, deleted=deleted)
     return keys
 
