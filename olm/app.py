@@ -37,7 +37,7 @@ from olm.controllers.operatorgroup import OperatorGroupController
 from olm.controllers.packageserver import PackageIndex, Registration
 from olm.controllers.queue import WorkQueue
 from olm.controllers.scope import controllers as scope_controllers
-from olm.controllers.store import Store
+from olm.controllers.store import Store, StoreKind
 from olm.controllers.subscription import SubscriptionController
 from olm.controllers.watch import configure, register, relist, resync_keys
 from olm.election.decide import DEFAULT_TIMING, Timing
@@ -256,7 +256,12 @@ def _cached_objects(store: Store) -> Callable[[], dict[str, list[dict[str, Any]]
     def objects() -> dict[str, list[dict[str, Any]]]:
         return {
             kind: store.items(kind)
-            for kind in ("csv", "subscription", "installplan", "catalogsource")
+            for kind in (
+                StoreKind.CSV,
+                StoreKind.SUBSCRIPTION,
+                StoreKind.INSTALL_PLAN,
+                StoreKind.CATALOG_SOURCE,
+            )
         }
 
     return objects

@@ -59,8 +59,8 @@ from olm.catalogsource.trust import CatalogTrust, refusal
 from olm.controllers.catalogimage import ImageCatalogs, own_pull_secrets
 from olm.controllers.catalogservice import CatalogServices
 from olm.controllers.events import record_event
-from olm.controllers.queue import WorkQueue
-from olm.controllers.store import Store
+from olm.controllers.queue import WorkKind, WorkQueue
+from olm.controllers.store import Store, StoreKind
 from olm.image.auth import secret_config
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
@@ -203,7 +203,7 @@ class Reads:
 
 
 class CatalogSourceController:
-    kind = "catalogsource"
+    kind = WorkKind.CATALOG_SOURCE
 
     def __init__(
         self,
@@ -233,12 +233,12 @@ class CatalogSourceController:
 
     def _wake(self, namespace: str) -> None:
         spaces = (
-            {ns for ns, _ in self.store.keys("subscription")}
+            {ns for ns, _ in self.store.keys(StoreKind.SUBSCRIPTION)}
             if namespace == GLOBAL_NAMESPACE
             else {namespace}
         )
         for space in spaces:
-            self.queue.add(("namespace", "", space))
+            self.queue.add((WorkKind.NAMESPACE, "", space))
 
     def _read_configmap(self, source: dict[str, Any], name: str) -> Fetched:
         namespace = source["metadata"]["namespace"]
@@ -307,7 +307,7 @@ class CatalogSourceController:
         return Fetched()
 
     def reconcile(self, namespace: str, name: str) -> float | None:
-        source = self.store.get("catalogsource", namespace, name)
+        source = self.store.get(StoreKind.CATALOG_SOURCE, namespace, name)
         live = source is not None and not source["metadata"].get("deletionTimestamp")
         untrusted = refusal(self.trust, source) if source is not None and live else None
         fetched = self.fetch(source) if source is not None and live and not untrusted else Fetched()

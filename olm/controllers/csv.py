@@ -23,8 +23,8 @@ from olm.api.kinds import KINDS, Kind
 from olm.api.labels import CSV_CLEANUP_FINALIZER, Annotation, Label
 from olm.controllers.csvworld import read_world
 from olm.controllers.events import record_event, refused_as_terminating
-from olm.controllers.queue import WorkQueue
-from olm.controllers.store import Store
+from olm.controllers.queue import WorkKind, WorkQueue
+from olm.controllers.store import Store, StoreKind
 from olm.csv.operatorcondition import (
     condition_role,
     condition_role_binding,
@@ -76,7 +76,7 @@ def now() -> datetime.datetime:
 
 
 class CsvController:
-    kind = "csv"
+    kind = WorkKind.CSV
 
     def __init__(self, store: Store, gateway: KubeGateway, queue: WorkQueue) -> None:
         self.store = store
@@ -91,7 +91,7 @@ class CsvController:
     # ----- reconcile ---------------------------------------------------------------------------
 
     def reconcile(self, namespace: str, name: str) -> float | None:
-        csv = self.store.get("csv", namespace, name)
+        csv = self.store.get(StoreKind.CSV, namespace, name)
         if csv is None:
             return None
         meta = csv["metadata"]
@@ -141,7 +141,7 @@ class CsvController:
                     applying = index
                     # Write through: the next decision must judge what we applied, not a
                     # cached copy from before it (which would look like drift).
-                    self.store.upsert("deployment", writer.apply(deployment))
+                    self.store.upsert(StoreKind.DEPLOYMENT, writer.apply(deployment))
                 applying = None
                 for orphan in plan.delete_deployments:
                     writer.delete(
@@ -195,7 +195,7 @@ class CsvController:
                     continue
                 applied = writer.apply(obj)
                 if obj["kind"] == "CustomResourceDefinition":
-                    self.store.upsert("crd", applied)  # write through, as for Deployments
+                    self.store.upsert(StoreKind.CRD, applied)  # write through, as for Deployments
             current = None
             for api_version, kind, namespace, name in plan.delete_resources:
                 writer.delete(api_version, kind, namespace, name)
@@ -213,7 +213,7 @@ class CsvController:
 
     def _write_provided_apis(self, namespace: str, provided: str) -> None:
         """OLM's AddAPIs/RemoveAPIs: the group's olm.providedAPIs annotation."""
-        groups = self.store.items("operatorgroup", namespace)
+        groups = self.store.items(StoreKind.OPERATOR_GROUP, namespace)
         if len(groups) != 1:
             return
         meta = groups[0]["metadata"]
@@ -229,7 +229,7 @@ class CsvController:
                     },
                 }
             )
-            self.store.upsert("operatorgroup", applied)
+            self.store.upsert(StoreKind.OPERATOR_GROUP, applied)
 
     def _write_conversion(self, writer: KubeGateway, body: dict[str, Any]) -> None:
         """`spec.conversion` of a CRD, by merge patch: the InstallPlan applied the rest of the
@@ -240,15 +240,15 @@ class CsvController:
         writer.patch(
             body["apiVersion"], body["kind"], None, name, {"spec": {"conversion": conversion}}
         )
-        cached = self.store.get("crd", "", name)
+        cached = self.store.get(StoreKind.CRD, "", name)
         if cached is not None:  # write through, as for Deployments
             updated = copy.deepcopy(cached)
             updated.setdefault("spec", {})["conversion"] = conversion
-            self.store.upsert("crd", updated)
+            self.store.upsert(StoreKind.CRD, updated)
 
     def _writer(self, namespace: str) -> KubeGateway:
         """Scoped installs (OLM): the group's ServiceAccount writes the operator's Deployments."""
-        user = attenuated_user(self.store.items("operatorgroup", namespace))
+        user = attenuated_user(self.store.items(StoreKind.OPERATOR_GROUP, namespace))
         return self.gateway.impersonating(user) if user else self.gateway
 
     # ----- metadata we own on the CSV ---------------------------------------------------------------
@@ -277,7 +277,7 @@ class CsvController:
             self.gateway.apply(body)
 
     def _namespace_terminating(self, namespace: str) -> bool:
-        found = self.store.get("namespace", "", namespace)
+        found = self.store.get(StoreKind.NAMESPACE, "", namespace)
         return bool(
             found
             and (
@@ -297,8 +297,8 @@ class CsvController:
             Label.OWNER_KIND: CSV.kind.value,
         }
         for kind, store_kind in (
-            ("ClusterRoleBinding", "clusterrolebinding"),
-            ("ClusterRole", "clusterrole"),
+            ("ClusterRoleBinding", StoreKind.CLUSTER_ROLE_BINDING),
+            ("ClusterRole", StoreKind.CLUSTER_ROLE),
         ):
             for obj in self.store.items(store_kind):
                 labels = obj["metadata"].get("labels") or {}
@@ -358,11 +358,11 @@ class CsvController:
                 )
         replaced = any(
             (other.get("spec") or {}).get("replaces") == meta["name"]
-            for other in self.store.items("csv", meta["namespace"])
+            for other in self.store.items(StoreKind.CSV, meta["namespace"])
         )
         if replaced:
             return  # the replacement serves the conversions now
-        crds = {c["metadata"]["name"]: c for c in self.store.items("crd")}
+        crds = {c["metadata"]["name"]: c for c in self.store.items(StoreKind.CRD)}
         for crd_name, patch in conversion_cleanup(csv, crds):
             with contextlib.suppress(NotFound):
                 self.gateway.patch(
@@ -374,14 +374,14 @@ class CsvController:
         let the operator's ServiceAccounts read and update it (olm.csv.operatorcondition)."""
         meta = csv["metadata"]
         desired = operator_condition(csv)
-        existing = self.store.get("operatorcondition", meta["namespace"], meta["name"])
+        existing = self.store.get(StoreKind.OPERATOR_CONDITION, meta["namespace"], meta["name"])
         if needs_apply(desired, existing):
             self.gateway.apply(desired)
         if existing is None or not existing["metadata"].get("uid"):
             return  # its watch event wakes this CSV again
         for kind, obj in (
-            ("role", condition_role(existing)),
-            ("rolebinding", condition_role_binding(existing)),
+            (StoreKind.ROLE, condition_role(existing)),
+            (StoreKind.ROLE_BINDING, condition_role_binding(existing)),
         ):
             if needs_apply(obj, self.store.get(kind, meta["namespace"], meta["name"])):
                 self.gateway.apply(obj)

@@ -15,7 +15,7 @@ import urllib.parse
 from typing import Any
 
 from olm.api.labels import Label
-from olm.controllers.store import Store
+from olm.controllers.store import Store, StoreKind
 from olm.csv.plan import GroupApiCheck, World
 from olm.csv.rbac import RbacSnapshot
 from olm.csv.requirements import RequirementInputs
@@ -52,22 +52,22 @@ def read_world(
     """The World of one CSV: its namespace from the cache, what the cache does not hold read
     live (required and owned APIServices, webhook Secrets and configurations, the server)."""
     namespace = csv["metadata"]["namespace"]
-    groups = store.items("operatorgroup", namespace)
+    groups = store.items(StoreKind.OPERATOR_GROUP, namespace)
     targets = None
     if len(groups) == 1 and (groups[0].get("status") or {}).get("lastUpdated"):
         targets = list((groups[0].get("status") or {}).get("namespaces") or [])
     required_apis = ((csv.get("spec") or {}).get("apiservicedefinitions") or {}).get("required")
     needs_discovery = bool((csv.get("spec") or {}).get("nativeAPIs") or required_apis)
     requirements = RequirementInputs(
-        crds={c["metadata"]["name"]: c for c in store.items("crd")},
+        crds={c["metadata"]["name"]: c for c in store.items(StoreKind.CRD)},
         service_accounts={
-            s["metadata"]["name"]: s for s in store.items("serviceaccount", namespace)
+            s["metadata"]["name"]: s for s in store.items(StoreKind.SERVICE_ACCOUNT, namespace)
         },
         rbac=RbacSnapshot(
-            roles={r["metadata"]["name"]: r for r in store.items("role", namespace)},
-            role_bindings=store.items("rolebinding", namespace),
-            cluster_roles={r["metadata"]["name"]: r for r in store.items("clusterrole")},
-            cluster_role_bindings=store.items("clusterrolebinding"),
+            roles={r["metadata"]["name"]: r for r in store.items(StoreKind.ROLE, namespace)},
+            role_bindings=store.items(StoreKind.ROLE_BINDING, namespace),
+            cluster_roles={r["metadata"]["name"]: r for r in store.items(StoreKind.CLUSTER_ROLE)},
+            cluster_role_bindings=store.items(StoreKind.CLUSTER_ROLE_BINDING),
         ),
         server_version=gateway.server_version(),
         served_kinds=gateway.served_kinds() if needs_discovery else frozenset(),
@@ -79,10 +79,12 @@ def read_world(
         csv=csv,
         operator_groups=groups,
         group_targets=targets,
-        csvs={c["metadata"]["name"]: c for c in store.items("csv", namespace)},
+        csvs={c["metadata"]["name"]: c for c in store.items(StoreKind.CSV, namespace)},
         requirements=requirements,
-        deployments={d["metadata"]["name"]: d for d in store.items("deployment", namespace)},
-        replaced_condition=store.get("operatorcondition", namespace, replaces)
+        deployments={
+            d["metadata"]["name"]: d for d in store.items(StoreKind.DEPLOYMENT, namespace)
+        },
+        replaced_condition=store.get(StoreKind.OPERATOR_CONDITION, namespace, replaces)
         if replaces
         else None,
         now=now,
@@ -101,7 +103,7 @@ def _api_check(
     """The provided-API check between OperatorGroups (olm.scope.conflicts)."""
     if len(groups) != 1 or not (groups[0].get("status") or {}).get("lastUpdated"):
         return None
-    decision = decide_provided_apis(csv, groups[0], store.items("operatorgroup"))
+    decision = decide_provided_apis(csv, groups[0], store.items(StoreKind.OPERATOR_GROUP))
     return GroupApiCheck(
         failure=decision.failure,
         remove_deployments=decision.remove_deployments,
@@ -147,7 +149,7 @@ def subscription_of(store: Store, csv: dict[str, Any]) -> dict[str, Any] | None:
     meta = csv["metadata"]
     found = None
     for sub in sorted(
-        store.items("subscription", meta["namespace"]),
+        store.items(StoreKind.SUBSCRIPTION, meta["namespace"]),
         key=lambda s: s["metadata"]["name"],
     ):
         status = sub.get("status") or {}

@@ -31,8 +31,8 @@ from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlan
 from olm.api.kinds import KINDS, Kind
 from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION
 from olm.apiserver.auth import Attributes, User, review
-from olm.controllers.queue import WorkQueue
-from olm.controllers.store import Store
+from olm.controllers.queue import WorkKind, WorkQueue
+from olm.controllers.store import Store, StoreKind
 from olm.groups.serviceaccount import query_service_account, user_of
 from olm.installplan.attenuation import forbidden_message
 from olm.installplan.crdsafety import versions_to_check
@@ -54,13 +54,13 @@ INSTALL_PLAN = KINDS[Kind.INSTALL_PLAN]
 CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
 # Kinds the store watches (all of them, unfiltered): read from there, not from the API server.
 STORE_KINDS = {
-    CSV_KIND: "csv",
-    CRD_KIND: "crd",
-    "ServiceAccount": "serviceaccount",
-    "Role": "role",
-    "RoleBinding": "rolebinding",
-    "ClusterRole": "clusterrole",
-    "ClusterRoleBinding": "clusterrolebinding",
+    CSV_KIND: StoreKind.CSV,
+    CRD_KIND: StoreKind.CRD,
+    "ServiceAccount": StoreKind.SERVICE_ACCOUNT,
+    "Role": StoreKind.ROLE,
+    "RoleBinding": StoreKind.ROLE_BINDING,
+    "ClusterRole": StoreKind.CLUSTER_ROLE,
+    "ClusterRoleBinding": StoreKind.CLUSTER_ROLE_BINDING,
 }
 # Approval, the CRD stage, the CSV stage and the rest: a plan needs at most four decisions.
 MAX_PASSES = 5
@@ -78,7 +78,7 @@ def now() -> datetime.datetime:
 
 
 class InstallPlanController:
-    kind = "installplan"
+    kind = WorkKind.INSTALL_PLAN
 
     def __init__(
         self,
@@ -148,7 +148,9 @@ class InstallPlanController:
                 # name in the namespace, whether or not the plan creates it.
                 for owner_ref in owner_csvs(manifest, str(plan["metadata"]["namespace"])):
                     if owner_ref not in objects:
-                        objects[owner_ref] = self.store.get("csv", owner_ref[2], owner_ref[3])
+                        objects[owner_ref] = self.store.get(
+                            StoreKind.CSV, owner_ref[2], owner_ref[3]
+                        )
             live = objects.get(ref)
             if (
                 kind == CRD_KIND
@@ -158,7 +160,7 @@ class InstallPlanController:
                 and entry.get("status") != StepStatus.WAITING_FOR_API
             ):
                 custom_resources.update(self._custom_resources(live, manifest))
-        groups = tuple(self.store.items("operatorgroup", plan["metadata"]["namespace"]))
+        groups = tuple(self.store.items(StoreKind.OPERATOR_GROUP, plan["metadata"]["namespace"]))
         access = self._access(plan, groups, {} if answers is None else answers)
         return Snapshot(
             plan, now(), finished, objects, unserved, custom_resources, groups, self.policy, access
@@ -214,7 +216,7 @@ class InstallPlanController:
     # ----- reconcile ---------------------------------------------------------------------------
 
     def reconcile(self, namespace: str, name: str) -> float | None:
-        plan_object = self.store.get("installplan", namespace, name)
+        plan_object = self.store.get(StoreKind.INSTALL_PLAN, namespace, name)
         if plan_object is None or self._namespace_terminating(namespace):
             return None
         if needs_summary(plan_object):
@@ -250,13 +252,13 @@ class InstallPlanController:
                 ref = step_ref(manifest) if manifest is not None else None
                 if ref is not None and ref[1] in STORE_KINDS:
                     live[ref] = self.store.get(STORE_KINDS[ref[1]], ref[2], ref[3])
-            groups = self.store.items("operatorgroup", namespace)
+            groups = self.store.items(StoreKind.OPERATOR_GROUP, namespace)
             result = preview(
                 PreviewSnapshot(
                     plan,
                     live,
-                    {c["metadata"]["name"]: c for c in self.store.items("csv", namespace)},
-                    self.store.items("subscription", namespace),
+                    {c["metadata"]["name"]: c for c in self.store.items(StoreKind.CSV, namespace)},
+                    self.store.items(StoreKind.SUBSCRIPTION, namespace),
                     None,  # custom resources are not listed here: `olm plan show` does
                     len(groups) == 1
                     and ((groups[0].get("status") or {}).get("namespaces") or []) == [""],
@@ -278,9 +280,9 @@ class InstallPlanController:
             **plan,
             "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}), **annotations}},
         }
-        cached = self.store.get("installplan", namespace, str(meta["name"]))
+        cached = self.store.get(StoreKind.INSTALL_PLAN, namespace, str(meta["name"]))
         if cached is not None and cached["metadata"].get("uid") == meta.get("uid"):
-            self.store.upsert("installplan", {**cached, "metadata": annotated["metadata"]})
+            self.store.upsert(StoreKind.INSTALL_PLAN, {**cached, "metadata": annotated["metadata"]})
         return annotated
 
     def _execute(self, snapshot: Snapshot, plan: Plan, written: dict[Ref, dict[str, Any]]) -> Plan:
@@ -361,14 +363,17 @@ class InstallPlanController:
             return
         # Write through: until the watch brings this write, the cache must not show the old
         # status (an Installing plan that ran already would run again).
-        cached = self.store.get("installplan", meta["namespace"], meta["name"]) or plan
+        cached = self.store.get(StoreKind.INSTALL_PLAN, meta["namespace"], meta["name"]) or plan
         if cached["metadata"].get("uid") == meta.get("uid"):
-            self.store.upsert("installplan", {**cached, "status": status})
+            self.store.upsert(StoreKind.INSTALL_PLAN, {**cached, "status": status})
         if status.get("phase") in TERMINAL_PHASES:
             with self._lock:
                 self._finished[str(meta.get("uid") or "")] = str(status["phase"])
                 if len(self._finished) > FINISHED_LIMIT:
-                    alive = {str(p["metadata"].get("uid")) for p in self.store.items("installplan")}
+                    alive = {
+                        str(p["metadata"].get("uid"))
+                        for p in self.store.items(StoreKind.INSTALL_PLAN)
+                    }
                     self._finished = {u: p for u, p in self._finished.items() if u in alive}
         if event is not None:
             self._event(plan, *event)
@@ -391,7 +396,7 @@ class InstallPlanController:
             )
 
     def _namespace_terminating(self, namespace: str) -> bool:
-        found = self.store.get("namespace", "", namespace)
+        found = self.store.get(StoreKind.NAMESPACE, "", namespace)
         return bool(
             found
             and (

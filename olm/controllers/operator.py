@@ -1,5 +1,5 @@
 """Operator objects and component labels (docs/operators.md): snapshot -> `olm.operator`
-decisions -> gateway, in two controllers:
+decisions -> gateway, in two controllers (their wake rules: olm.controllers.wake.operator):
 
 | work key | what it makes right | woken by |
 | --- | --- | --- |
@@ -22,63 +22,39 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from olm.api.kinds import KINDS, Kind
-from olm.api.labels import Label
 from olm.api.operator import COMPONENT_KINDS, ComponentKind
-from olm.controllers.queue import WorkQueue
-from olm.controllers.store import Store
+from olm.controllers.queue import WorkKind, WorkQueue
+from olm.controllers.store import STORE_KIND_OF, Store, StoreKind
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
 from olm.kube.resources import register_resource
 from olm.operator.adoption import AdoptionSnapshot, Candidate, LabelWrite, decide_adoption
 from olm.operator.names import component_label_key, operator_names
 from olm.operator.objects import (
-    CSV_KIND,
     labels,
     may_belong_to_namespace,
     meta,
     name,
-    namespace,
     owned_crd_names,
 )
 from olm.operator.status import Component, decide_operator
 
 log = logging.getLogger("olm.operator")
 
-WorkKey = tuple[str, str, str]
-ADOPTION = "adoption"
-OPERATOR = "operator"  # the work key kind, and the store kind of Operator objects
 OPERATOR_INFO = KINDS[Kind.OPERATOR]
 RETRY_SOON = 0.5
 
 # The store kind each component kind is cached under (olm.controllers.watch.WATCHED).
-STORE_KIND: dict[str, str] = {
-    "Deployment": "deployment",
-    "Service": "service",
-    "Namespace": "namespace",
-    "APIService": "apiservice",
-    "CustomResourceDefinition": "crd",
-    "Subscription": "subscription",
-    "InstallPlan": "installplan",
-    "ClusterServiceVersion": "csv",
-    "OperatorCondition": "operatorcondition",
-    "Secret": "secret",
-    "ConfigMap": "configmap",
-    "ServiceAccount": "serviceaccount",
-    "Role": "role",
-    "RoleBinding": "rolebinding",
-    "ClusterRole": "clusterrole",
-    "ClusterRoleBinding": "clusterrolebinding",
+STORE_KIND: dict[str, StoreKind] = {c.kind: STORE_KIND_OF[c.kind] for c in COMPONENT_KINDS}
+COMPONENT_OF_STORE: dict[StoreKind, ComponentKind] = {
+    STORE_KIND[c.kind]: c for c in COMPONENT_KINDS
 }
-COMPONENT_OF_STORE: dict[str, ComponentKind] = {STORE_KIND[c.kind]: c for c in COMPONENT_KINDS}
-# Store kinds only these controllers read (watched for them alone), and those kept as metadata.
-OWN_KINDS = frozenset({OPERATOR, "service", "secret", "configmap", "apiservice"})
-METADATA_ONLY = frozenset({"secret", "configmap"})
-# The kinds a Subscription's namespace is adopted for when they change.
-NAMESPACE_KINDS = frozenset({"subscription", "csv", "installplan"})
+# Store kinds kept as metadata only.
+METADATA_ONLY = frozenset({StoreKind.SECRET, StoreKind.CONFIG_MAP})
 
 for _component in COMPONENT_KINDS:
     register_resource(
@@ -91,7 +67,7 @@ for _component in COMPONENT_KINDS:
 KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences")
 
 
-def trim(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+def trim(kind: StoreKind, obj: dict[str, Any]) -> dict[str, Any]:
     """What the store keeps of the kinds watched only for these controllers: Secrets and
     ConfigMaps as identity, labels and owners only (their data is never held, so never
     logged)."""
@@ -130,14 +106,14 @@ class OperatorState:
 
 
 class AdoptionController:
-    kind = ADOPTION
+    kind = WorkKind.ADOPTION
 
     def __init__(self, state: OperatorState) -> None:
         self.state = state
 
     def snapshot(self, space: str) -> AdoptionSnapshot:
         store = self.state.store
-        csvs = store.items("csv", space)
+        csvs = store.items(StoreKind.CSV, space)
         others: list[Candidate] = []
         if csvs:
             crds = {crd for csv in csvs for crd in owned_crd_names(csv)}
@@ -149,9 +125,9 @@ class AdoptionController:
                     others.append(Candidate(component.kind, obj))
         return AdoptionSnapshot(
             namespace=space,
-            subscriptions=sorted(store.items("subscription", space), key=name),
+            subscriptions=sorted(store.items(StoreKind.SUBSCRIPTION, space), key=name),
             csvs=sorted(csvs, key=name),
-            plans=sorted(store.items("installplan", space), key=name),
+            plans=sorted(store.items(StoreKind.INSTALL_PLAN, space), key=name),
             others=others,
         )
 
@@ -160,7 +136,7 @@ class AdoptionController:
         problems = {p.subject for p in plan.problems}
         for problem in plan.problems:
             self.state.say(problem.subject, problem.message)
-        for subscription in self.state.store.items("subscription", space):
+        for subscription in self.state.store.items(StoreKind.SUBSCRIPTION, space):
             subject = f"Subscription {space}/{name(subscription)}"
             if subject not in problems:
                 self.state.settled(subject)
@@ -190,11 +166,11 @@ class AdoptionController:
             self.state.store.upsert(store_kind, write.applied_to(current))
         self.state.settled(write.subject)
         for key in (*write.add, *write.remove):
-            self.state.queue.add((OPERATOR, "", operator_names({key: ""})[0]))
+            self.state.queue.add((WorkKind.OPERATOR, "", operator_names({key: ""})[0]))
 
 
 class OperatorController:
-    kind = OPERATOR
+    kind = WorkKind.OPERATOR
 
     def __init__(self, state: OperatorState) -> None:
         self.state = state
@@ -205,7 +181,7 @@ class OperatorController:
         components = [
             c for c in self.state.components() if key is not None and key in labels(c.obj)
         ]
-        existing = store.get(OPERATOR, "", operator)
+        existing = store.get(StoreKind.OPERATOR, "", operator)
         plan = decide_operator(operator, existing, components)
         subject = f"Operator {operator}"
         if plan.problem is not None:
@@ -218,7 +194,7 @@ class OperatorController:
                 created = self.state.gateway.create(plan.create)
             except Conflict:
                 return RETRY_SOON  # it exists after all: decide again once it is cached
-            store.upsert(OPERATOR, created)
+            store.upsert(StoreKind.OPERATOR, created)
             existing = created
             version = str(meta(created).get("resourceVersion") or "")
             log.info("created Operator %s", operator)
@@ -238,69 +214,11 @@ class OperatorController:
         except Conflict:
             return RETRY_SOON  # decided on a stale copy
         components_status = {k: v for k, v in plan.status["components"].items() if v is not None}
-        current = store.get(OPERATOR, "", operator) or existing
-        store.upsert(OPERATOR, {**current, "status": {"components": components_status}})
+        current = store.get(StoreKind.OPERATOR, "", operator) or existing
+        store.upsert(StoreKind.OPERATOR, {**current, "status": {"components": components_status}})
         return None
 
 
 def controllers(store: Store, gateway: KubeGateway, queue: WorkQueue) -> list[Any]:
     state = OperatorState(store, gateway, queue)
     return [AdoptionController(state), OperatorController(state)]
-
-
-# ----- what wakes them ---------------------------------------------------------------------------
-
-
-def _owner_namespaces(kind: str, obj: Mapping[str, Any], store: Store) -> set[str]:
-    """The namespaces whose CSVs may own `obj` (ownerReferences, owner labels, owned CRDs)."""
-    found = set()
-    if any(ref.get("kind") == CSV_KIND for ref in meta(obj).get("ownerReferences") or []):
-        found.add(namespace(obj))
-    own = labels(obj)
-    if own.get(Label.OWNER_KIND.value) == CSV_KIND and own.get(Label.OWNER_NAMESPACE.value):
-        found.add(str(own[Label.OWNER_NAMESPACE.value]))
-    if kind == "crd":
-        found |= {namespace(csv) for csv in store.items("csv") if name(obj) in owned_crd_names(csv)}
-    return found
-
-
-def operator_keys(
-    kind: str,
-    obj: Mapping[str, Any],
-    store: Store,
-    old: Mapping[str, Any] | None = None,
-    *,
-    deleted: bool = False,
-) -> list[WorkKey]:
-    """The work a change of `obj` (of store kind `kind`; `old` as cached before, None when new)
-    makes for these controllers."""
-    if kind == OPERATOR:
-        return [(OPERATOR, "", name(obj))]
-    if kind not in COMPONENT_OF_STORE:
-        return []
-    names = set(operator_names(labels(obj))) | set(operator_names(labels(old or {})))
-    keys: list[WorkKey] = [(OPERATOR, "", n) for n in sorted(names)]
-    if deleted:
-        return keys
-    if kind in NAMESPACE_KINDS:
-        return [*keys, (ADOPTION, "", namespace(obj))]
-    if (
-        old is not None
-        and labels(old) == labels(obj)
-        and meta(old).get("ownerReferences") == meta(obj).get("ownerReferences")
-    ):
-        return keys  # a spec or status change: ownership and labels are as they were
-    return keys + [(ADOPTION, "", ns) for ns in sorted(_owner_namespaces(kind, obj, store)) if ns]
-
-
-def resync_operator_keys(store: Store) -> list[WorkKey]:
-    """A full resync: every Operator, every name a component's label gives (an Operator
-    deleted while olm-py was down comes back), every namespace with Subscriptions or CSVs."""
-    names = {n for _, n in store.keys(OPERATOR)}
-    for kind in COMPONENT_KINDS:
-        for obj in store.items(STORE_KIND[kind.kind]):
-            names.update(operator_names(labels(obj)))
-    spaces = {ns for ns, _ in store.keys("subscription")} | {ns for ns, _ in store.keys("csv")}
-    return [(OPERATOR, "", n) for n in sorted(names)] + [
-        (ADOPTION, "", ns) for ns in sorted(spaces)
-    ]

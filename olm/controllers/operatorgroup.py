@@ -18,8 +18,8 @@ from typing import Any
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Annotation
 from olm.controllers.events import record_event
-from olm.controllers.queue import WorkQueue
-from olm.controllers.store import Store
+from olm.controllers.queue import WorkKind, WorkQueue
+from olm.controllers.store import Store, StoreKind
 from olm.groups.decide import GroupPlan, GroupSnapshot, decide
 from olm.groups.serviceaccount import service_account_name
 from olm.kube.errors import Conflict, NotFound
@@ -43,7 +43,7 @@ def _terminating(namespace: dict[str, Any] | None) -> bool:
 
 
 class OperatorGroupController:
-    kind = "operatorgroup"
+    kind = WorkKind.OPERATOR_GROUP
 
     def __init__(self, store: Store, gateway: KubeGateway, queue: WorkQueue) -> None:
         self.store = store
@@ -51,26 +51,30 @@ class OperatorGroupController:
         self.queue = queue
 
     def snapshot(self, namespace: str, name: str) -> GroupSnapshot:
-        group = self.store.get("operatorgroup", namespace, name)
+        group = self.store.get(StoreKind.OPERATOR_GROUP, namespace, name)
         account = service_account_name(group) if group is not None else ""
         return GroupSnapshot(
             namespace=namespace,
             name=name,
             group=group,
             sibling_names=tuple(
-                sorted(key_name for _, key_name in self.store.keys("operatorgroup", namespace))
+                sorted(
+                    key_name for _, key_name in self.store.keys(StoreKind.OPERATOR_GROUP, namespace)
+                )
             ),
             namespaces={
                 n["metadata"]["name"]: n["metadata"].get("labels") or {}
-                for n in self.store.items("namespace")
+                for n in self.store.items(StoreKind.NAMESPACE)
             },
-            namespace_terminating=_terminating(self.store.get("namespace", "", namespace)),
-            csvs=tuple(self.store.items("csv", namespace)),
+            namespace_terminating=_terminating(self.store.get(StoreKind.NAMESPACE, "", namespace)),
+            csvs=tuple(self.store.items(StoreKind.CSV, namespace)),
             now=datetime.datetime.now(datetime.UTC),
-            service_account=self.store.get("serviceaccount", namespace, account)
+            service_account=self.store.get(StoreKind.SERVICE_ACCOUNT, namespace, account)
             if account
             else None,
-            pruned_provided_apis=pruned_provided_apis(group, self.store.items("csv", namespace))
+            pruned_provided_apis=pruned_provided_apis(
+                group, self.store.items(StoreKind.CSV, namespace)
+            )
             if group is not None
             else None,
         )
@@ -115,7 +119,7 @@ class OperatorGroupController:
             except Conflict:
                 return RETRY_STALE_SECONDS
         for csv in plan.wake_csvs:
-            self.queue.add(("csv", namespace, csv))
+            self.queue.add((WorkKind.CSV, namespace, csv))
         return plan.requeue_after
 
     def _event(self, group: dict[str, Any], event_type: str, reason: str, message: str) -> None:

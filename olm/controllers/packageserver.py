@@ -32,7 +32,7 @@ from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE
 from olm.apiserver.auth import AUTH_CONFIGMAP, AUTH_CONFIGMAP_NAMESPACE, RequestHeaderConfig
 from olm.apiserver.server import PackageServer
 from olm.controllers.catalogsource import CatalogCache
-from olm.controllers.store import Store
+from olm.controllers.store import Store, StoreKind
 from olm.install import certs
 from olm.installplan.objects import contains
 from olm.kube.errors import GatewayError, NotFound
@@ -67,7 +67,7 @@ class PackageIndex:
     def snapshot(self) -> tuple[int, list[Visible]]:
         with self._lock:
             visible, stamps = [], []
-            for source in self.store.items("catalogsource"):
+            for source in self.store.items(StoreKind.CATALOG_SOURCE):
                 meta = source.get("metadata") or {}
                 key = (meta.get("namespace") or "", meta.get("name") or "")
                 state = ((source.get("status") or {}).get("connectionState") or {}).get(

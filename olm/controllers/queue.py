@@ -8,6 +8,8 @@ Invariants:
   `forget(key)` resets that count after a success.
 - Time comes from one injected `clock` (monotonic seconds), so tests drive delays with a fake
   clock instead of sleeping.
+- olm-py's keys are `WorkKey`s, (controller kind, namespace, name); the queue itself takes any
+  hashable key.
 """
 
 from __future__ import annotations
@@ -17,6 +19,26 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Hashable
+from enum import StrEnum
+
+
+class WorkKind(StrEnum):
+    """The controller a work key is for (each controller's `kind`; app.py dispatches on it)."""
+
+    CSV = "csv"
+    OPERATOR_GROUP = "operatorgroup"
+    CATALOG_SOURCE = "catalogsource"
+    INSTALL_PLAN = "installplan"
+    NAMESPACE = "namespace"  # the Subscription controller resolves a whole namespace
+    SCOPE = "scope"  # one original CSV across its group's scope
+    SCOPE_NAMESPACE = "scope-namespace"  # one namespace's labels, copies and copied RBAC
+    SCOPE_GROUP = "scope-group"  # one group's aggregation ClusterRoles
+    OLM_CONFIG = "olmconfig"
+    ADOPTION = "adoption"  # one namespace's component labels
+    OPERATOR = "operator"  # one Operator object
+
+
+WorkKey = tuple[str, str, str]  # (WorkKind, namespace or "", name)
 
 
 class WorkQueue:

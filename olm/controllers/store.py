@@ -16,15 +16,80 @@ Invariants:
   rollout that had long finished. Older means a smaller `metadata.resourceVersion`; the API
   calls it opaque, but every API server backed by etcd uses etcd's global revision, one
   increasing integer. Values that are not integers are compared by nothing (the newcomer wins).
+- Entries are filed under a `StoreKind`: one per watched kind (olm.controllers.watch.WATCHED),
+  copied CSVs apart from CSVs. The values are the strings the store always used, so a
+  `StoreKind` and its value name the same entries.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Collection
-from typing import Any
+from enum import StrEnum
+from typing import Any, Protocol
 
 Key = tuple[str, str]  # (namespace or "", name)
+
+
+class StoreKind(StrEnum):
+    """The kinds the store files objects under: one per watch (olm.controllers.watch.WATCHED)."""
+
+    CSV = "csv"  # original CSVs, never copies
+    COPIED_CSV = "copiedcsv"  # copied CSVs (labelled olm.copiedFrom), metadata only
+    OLM_CONFIG = "olmconfig"
+    OPERATOR_GROUP = "operatorgroup"
+    OPERATOR_CONDITION = "operatorcondition"
+    DEPLOYMENT = "deployment"
+    CRD = "crd"
+    SERVICE_ACCOUNT = "serviceaccount"
+    ROLE = "role"
+    ROLE_BINDING = "rolebinding"
+    CLUSTER_ROLE = "clusterrole"
+    CLUSTER_ROLE_BINDING = "clusterrolebinding"
+    NAMESPACE = "namespace"
+    SUBSCRIPTION = "subscription"
+    INSTALL_PLAN = "installplan"
+    CATALOG_SOURCE = "catalogsource"
+    OPERATOR = "operator"
+    SERVICE = "service"  # this and the next three: olm.managed objects only
+    SECRET = "secret"  # metadata only
+    CONFIG_MAP = "configmap"  # metadata only
+    API_SERVICE = "apiservice"
+
+
+# The store kind each Kubernetes kind that olm-py reads from the store is cached under.
+STORE_KIND_OF: dict[str, StoreKind] = {
+    "ClusterServiceVersion": StoreKind.CSV,
+    "OLMConfig": StoreKind.OLM_CONFIG,
+    "OperatorGroup": StoreKind.OPERATOR_GROUP,
+    "OperatorCondition": StoreKind.OPERATOR_CONDITION,
+    "Deployment": StoreKind.DEPLOYMENT,
+    "CustomResourceDefinition": StoreKind.CRD,
+    "ServiceAccount": StoreKind.SERVICE_ACCOUNT,
+    "Role": StoreKind.ROLE,
+    "RoleBinding": StoreKind.ROLE_BINDING,
+    "ClusterRole": StoreKind.CLUSTER_ROLE,
+    "ClusterRoleBinding": StoreKind.CLUSTER_ROLE_BINDING,
+    "Namespace": StoreKind.NAMESPACE,
+    "Subscription": StoreKind.SUBSCRIPTION,
+    "InstallPlan": StoreKind.INSTALL_PLAN,
+    "CatalogSource": StoreKind.CATALOG_SOURCE,
+    "Operator": StoreKind.OPERATOR,
+    "Service": StoreKind.SERVICE,
+    "Secret": StoreKind.SECRET,
+    "ConfigMap": StoreKind.CONFIG_MAP,
+    "APIService": StoreKind.API_SERVICE,
+}
+
+
+class StoreReader(Protocol):
+    """The read side of the store: what the wake rules (olm.controllers.wake) may look at."""
+
+    def get(self, kind: StoreKind, namespace: str, name: str) -> dict[str, Any] | None: ...
+
+    def items(self, kind: StoreKind, namespace: str | None = None) -> list[dict[str, Any]]: ...
+
+    def keys(self, kind: StoreKind, namespace: str | None = None) -> list[Key]: ...
 
 
 def _revision(obj: dict[str, Any]) -> int | None:
@@ -41,10 +106,10 @@ def _older(candidate: dict[str, Any], current: dict[str, Any]) -> bool:
 class Store:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
+        self._objects: dict[StoreKind, dict[Key, dict[str, Any]]] = {}
         self.synced = threading.Event()
 
-    def upsert(self, kind: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+    def upsert(self, kind: StoreKind, obj: dict[str, Any]) -> dict[str, Any] | None:
         """Keep `obj` unless the entry is newer; return the entry it met (None when new)."""
         meta = obj.get("metadata") or {}
         key = (meta.get("namespace") or "", meta.get("name") or "")
@@ -55,20 +120,20 @@ class Store:
                 objects[key] = obj
         return old
 
-    def delete(self, kind: str, namespace: str, name: str) -> None:
+    def delete(self, kind: StoreKind, namespace: str, name: str) -> None:
         with self._lock:
             self._objects.get(kind, {}).pop((namespace or "", name), None)
 
-    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+    def get(self, kind: StoreKind, namespace: str, name: str) -> dict[str, Any] | None:
         with self._lock:
             return self._objects.get(kind, {}).get((namespace or "", name))
 
-    def items(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+    def items(self, kind: StoreKind, namespace: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
             objects = self._objects.get(kind, {})
             return [obj for (ns, _), obj in objects.items() if namespace is None or ns == namespace]
 
-    def keys(self, kind: str, namespace: str | None = None) -> list[Key]:
+    def keys(self, kind: StoreKind, namespace: str | None = None) -> list[Key]:
         with self._lock:
             return [
                 key
@@ -76,13 +141,13 @@ class Store:
                 if namespace is None or key[0] == namespace
             ]
 
-    def snapshot(self, kind: str) -> dict[Key, dict[str, Any]]:
+    def snapshot(self, kind: StoreKind) -> dict[Key, dict[str, Any]]:
         """The entries of one kind as they are now (taken before a relist starts)."""
         with self._lock:
             return dict(self._objects.get(kind, {}))
 
     def retain(
-        self, kind: str, before: dict[Key, dict[str, Any]], listed: Collection[Key]
+        self, kind: StoreKind, before: dict[Key, dict[str, Any]], listed: Collection[Key]
     ) -> list[Key]:
         """Drop entries of `before` that the relist did not show and that no event touched
         since; return the purged keys."""

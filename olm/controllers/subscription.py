@@ -26,8 +26,8 @@ from olm.api.subscription import RESOLUTION_FAILED_EVENT
 from olm.api.versionpolicy import ROLLBACK_ANNOTATION
 from olm.catalogsource.trust import CatalogTrust
 from olm.controllers.catalogsource import CatalogCache
-from olm.controllers.queue import WorkQueue
-from olm.controllers.store import Store
+from olm.controllers.queue import WorkKind, WorkQueue
+from olm.controllers.store import Store, StoreKind
 from olm.csv.phase import is_copy
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
@@ -55,7 +55,7 @@ RETRY_SOON = 0.5
 
 
 class SubscriptionController:
-    kind = "namespace"
+    kind = WorkKind.NAMESPACE
 
     def __init__(
         self,
@@ -74,36 +74,41 @@ class SubscriptionController:
     # ----- snapshot ------------------------------------------------------------------------------
 
     def snapshot(self, namespace: str) -> Snapshot:
-        sources = list(self.store.items("catalogsource", namespace))
+        sources = list(self.store.items(StoreKind.CATALOG_SOURCE, namespace))
         if namespace != GLOBAL_CATALOG_NAMESPACE:
-            sources += self.store.items("catalogsource", GLOBAL_CATALOG_NAMESPACE)
+            sources += self.store.items(StoreKind.CATALOG_SOURCE, GLOBAL_CATALOG_NAMESPACE)
         loaded = {
             key: LoadedCatalog(cached.catalog, cached.priority)
             for key, cached in self.cache.in_scope(namespace).items()
         }
-        subscriptions = self.store.items("subscription", namespace)
+        subscriptions = self.store.items(StoreKind.SUBSCRIPTION, namespace)
         rollback = any(rollback_target(s) for s in subscriptions)
         return Snapshot(
             namespace=namespace,
-            namespace_object=self.store.get("namespace", "", namespace),
+            namespace_object=self.store.get(StoreKind.NAMESPACE, "", namespace),
             subscriptions=tuple(
                 sorted(
-                    self.store.items("subscription", namespace),
+                    self.store.items(StoreKind.SUBSCRIPTION, namespace),
                     key=lambda s: str(s["metadata"]["name"]),
                 )
             ),
             csvs={
                 c["metadata"]["name"]: c
-                for c in self.store.items("csv", namespace)
+                for c in self.store.items(StoreKind.CSV, namespace)
                 if not is_copy(c)
             },
-            plans={p["metadata"]["name"]: p for p in self.store.items("installplan", namespace)},
+            plans={
+                p["metadata"]["name"]: p
+                for p in self.store.items(StoreKind.INSTALL_PLAN, namespace)
+            },
             catalogs=catalogs_in_scope(
                 namespace, sources, loaded, GLOBAL_CATALOG_NAMESPACE, self.trust
             ),
             now=datetime.datetime.now(datetime.UTC),
-            operator_groups=tuple(self.store.items("operatorgroup", namespace)),
-            crds={c["metadata"]["name"]: c for c in self.store.items("crd")} if rollback else {},
+            operator_groups=tuple(self.store.items(StoreKind.OPERATOR_GROUP, namespace)),
+            crds={c["metadata"]["name"]: c for c in self.store.items(StoreKind.CRD)}
+            if rollback
+            else {},
         )
 
     # ----- reconcile -----------------------------------------------------------------------------
@@ -113,7 +118,9 @@ class SubscriptionController:
         try:
             return self._reconcile(namespace)
         finally:  # OLM's subscription_sync_total: one sync of each Subscription, as cached now
-            COUNTERS.subscriptions_synced(namespace, self.store.items("subscription", namespace))
+            COUNTERS.subscriptions_synced(
+                namespace, self.store.items(StoreKind.SUBSCRIPTION, namespace)
+            )
 
     def _decide(self, snapshot: Snapshot) -> Plan:
         """`decide`, timed as OLM's olm_resolution_duration_seconds when it resolves."""
@@ -161,7 +168,7 @@ class SubscriptionController:
                 return  # gone again meanwhile: the next round decides afresh
             uids = [str(o.get("uid")) for o in body["metadata"].get("ownerReferences") or []]
             if reusable({"found": existing}, new.csv_names, uids) is not None:
-                self.store.upsert("installplan", existing)
+                self.store.upsert(StoreKind.INSTALL_PLAN, existing)
                 return
             meta = {k: v for k, v in body["metadata"].items() if k != "name"}
             created = self.gateway.create(
@@ -170,12 +177,12 @@ class SubscriptionController:
         name = created["metadata"]["name"]
         # Cache it before writing its status: if that write fails, the next decision adopts
         # the plan instead of creating another.
-        self.store.upsert("installplan", created)
+        self.store.upsert(StoreKind.INSTALL_PLAN, created)
         self.gateway.patch_status(
             INSTALL_PLAN.api_version, INSTALL_PLAN.kind.value, namespace, name, new.status
         )
-        self.store.upsert("installplan", {**created, "status": new.status})
-        self.queue.add(("installplan", namespace, name))
+        self.store.upsert(StoreKind.INSTALL_PLAN, {**created, "status": new.status})
+        self.queue.add((WorkKind.INSTALL_PLAN, namespace, name))
         log.info("created InstallPlan %s/%s for %s", namespace, name, ", ".join(new.csv_names))
         for event in new.events:  # on the plan they are about: kubectl describe installplan
             with contextlib.suppress(NotFound, Conflict, GatewayError):
@@ -202,10 +209,10 @@ class SubscriptionController:
             except Conflict:
                 requeue = RETRY_SOON  # decided on a stale copy; the watch brings the new one
                 continue
-            current = self.store.get("installplan", namespace, write.name)
+            current = self.store.get(StoreKind.INSTALL_PLAN, namespace, write.name)
             if current is not None:
-                self.store.upsert("installplan", {**current, "status": write.status})
-            self.queue.add(("installplan", namespace, write.name))
+                self.store.upsert(StoreKind.INSTALL_PLAN, {**current, "status": write.status})
+            self.queue.add((WorkKind.INSTALL_PLAN, namespace, write.name))
         for status in plan.statuses:
             try:
                 self.gateway.patch_status(
@@ -217,11 +224,11 @@ class SubscriptionController:
                 )
             except NotFound:
                 continue
-            current = self.store.get("subscription", namespace, status.name)
+            current = self.store.get(StoreKind.SUBSCRIPTION, namespace, status.name)
             if current is not None:
                 merged = {**(current.get("status") or {}), **status.patch}
                 self.store.upsert(
-                    "subscription",
+                    StoreKind.SUBSCRIPTION,
                     {**current, "status": {k: v for k, v in merged.items() if v is not None}},
                 )
         for name in plan.delete_csvs:  # what a finished `olm rollback` rolled back from
@@ -246,7 +253,7 @@ class SubscriptionController:
     # ----- small writes --------------------------------------------------------------------------
 
     def _namespace_event(self, namespace: str, event: NamespaceEvent) -> None:
-        space: dict[str, Any] | None = self.store.get("namespace", "", namespace)
+        space: dict[str, Any] | None = self.store.get(StoreKind.NAMESPACE, "", namespace)
         if space is None:
             return
         involved = {

@@ -1,4 +1,5 @@
-"""What olm-py watches, and which keys each change wakes. kopf owns the watch streams.
+"""What olm-py watches, and how an event reaches the store and the queue. kopf owns the watch
+streams; which keys an event wakes is the wake graph's to say (olm.controllers.wake.graph).
 
 Invariants:
 - Only `@kopf.index` and `@kopf.on.event` handlers are registered, so kopf writes nothing to
@@ -8,9 +9,9 @@ Invariants:
   no event handler before every kind's initial listing has been indexed, so the first event
   handler call proves the store complete: it sets `store.synced` and wakes every object once.
   Before that, nothing is enqueued, so no decision is ever made on a half-loaded cache.
-- A change wakes only what depends on the parts that changed: an event that carries the
-  resourceVersion already stored (a relist after a watch restart) wakes nothing, and a
-  status-only change of a CSV does not wake its OperatorGroup.
+- An event that carries the resourceVersion already stored (a relist after a watch restart)
+  wakes nothing; any other event wakes `related_keys` (the wake graph), computed for a
+  deletion from the entry as it was stored before it is dropped.
 """
 
 from __future__ import annotations
@@ -24,20 +25,20 @@ import kopf
 
 from olm.api.labels import MANAGED_VALUE, Label
 from olm.controllers import operator
-from olm.controllers.operator import OWN_KINDS, operator_keys, resync_operator_keys
 from olm.controllers.queue import WorkQueue
-from olm.controllers.scope import COPIED_CSV, OLM_CONFIG, resync_scope_keys, scope_keys
-from olm.controllers.scope import trim as scope_trim
-from olm.controllers.store import Store
+from olm.controllers.scope.cache import trim as scope_trim
+from olm.controllers.store import Store, StoreKind
+
+# The wake graph's two questions, asked by every event and every resync (app.py asks here too).
+from olm.controllers.wake.graph import related_keys as related_keys
+from olm.controllers.wake.graph import resync_keys as resync_keys
 
 log = logging.getLogger("olm.watch")
-
-WorkKey = tuple[str, str, str]  # (controller kind, namespace, name)
 
 
 @dataclass(frozen=True)
 class Watched:
-    kind: str
+    kind: StoreKind
     group: str
     version: str
     plural: str
@@ -70,71 +71,55 @@ WATCHED: tuple[Watched, ...] = (
     # Copied CSVs (labelled olm.copiedFrom) are a kind of their own, kept as metadata only
     # (olm.controllers.scope): one per target namespace, never acted upon as CSVs.
     Watched(
-        "csv",
+        StoreKind.CSV,
         "operators.coreos.com",
         "v1alpha1",
         "clusterserviceversions",
         {Label.COPIED_FROM.value: kopf.ABSENT},
     ),
     Watched(
-        COPIED_CSV,
+        StoreKind.COPIED_CSV,
         "operators.coreos.com",
         "v1alpha1",
         "clusterserviceversions",
         {Label.COPIED_FROM.value: kopf.PRESENT},
     ),
-    Watched(OLM_CONFIG, "operators.coreos.com", "v1", "olmconfigs"),
-    Watched("operatorgroup", "operators.coreos.com", "v1", "operatorgroups"),
-    Watched("operatorcondition", "operators.coreos.com", "v2", "operatorconditions"),
-    Watched("deployment", "apps", "v1", "deployments", {Label.OWNER.value: kopf.PRESENT}),
-    Watched("crd", "apiextensions.k8s.io", "v1", "customresourcedefinitions"),
-    Watched("serviceaccount", "", "v1", "serviceaccounts"),
-    Watched("role", "rbac.authorization.k8s.io", "v1", "roles"),
-    Watched("rolebinding", "rbac.authorization.k8s.io", "v1", "rolebindings"),
-    Watched("clusterrole", "rbac.authorization.k8s.io", "v1", "clusterroles"),
-    Watched("clusterrolebinding", "rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
-    Watched("namespace", "", "v1", "namespaces"),
-    Watched("subscription", "operators.coreos.com", "v1alpha1", "subscriptions"),
-    Watched("installplan", "operators.coreos.com", "v1alpha1", "installplans"),
-    Watched("catalogsource", "operators.coreos.com", "v1alpha1", "catalogsources"),
+    Watched(StoreKind.OLM_CONFIG, "operators.coreos.com", "v1", "olmconfigs"),
+    Watched(StoreKind.OPERATOR_GROUP, "operators.coreos.com", "v1", "operatorgroups"),
+    Watched(StoreKind.OPERATOR_CONDITION, "operators.coreos.com", "v2", "operatorconditions"),
+    Watched(StoreKind.DEPLOYMENT, "apps", "v1", "deployments", {Label.OWNER.value: kopf.PRESENT}),
+    Watched(StoreKind.CRD, "apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+    Watched(StoreKind.SERVICE_ACCOUNT, "", "v1", "serviceaccounts"),
+    Watched(StoreKind.ROLE, "rbac.authorization.k8s.io", "v1", "roles"),
+    Watched(StoreKind.ROLE_BINDING, "rbac.authorization.k8s.io", "v1", "rolebindings"),
+    Watched(StoreKind.CLUSTER_ROLE, "rbac.authorization.k8s.io", "v1", "clusterroles"),
+    Watched(
+        StoreKind.CLUSTER_ROLE_BINDING, "rbac.authorization.k8s.io", "v1", "clusterrolebindings"
+    ),
+    Watched(StoreKind.NAMESPACE, "", "v1", "namespaces"),
+    Watched(StoreKind.SUBSCRIPTION, "operators.coreos.com", "v1alpha1", "subscriptions"),
+    Watched(StoreKind.INSTALL_PLAN, "operators.coreos.com", "v1alpha1", "installplans"),
+    Watched(StoreKind.CATALOG_SOURCE, "operators.coreos.com", "v1alpha1", "catalogsources"),
     # Operator objects, and the component kinds only olm.controllers.operator reads. Like OLM's
     # caches, only objects labelled olm.managed=true (OLM also sees unlabelled Secrets:
     # docs/differences.md); Secrets and ConfigMaps are kept as metadata only.
-    Watched(operator.OPERATOR, "operators.coreos.com", "v1", "operators"),
+    Watched(StoreKind.OPERATOR, "operators.coreos.com", "v1", "operators"),
     *(
         Watched(kind, group, "v1", plural, {Label.MANAGED.value: MANAGED_VALUE}, server_side=True)
         for kind, group, plural in (
-            ("service", "", "services"),
-            ("secret", "", "secrets"),
-            ("configmap", "", "configmaps"),
-            ("apiservice", "apiregistration.k8s.io", "apiservices"),
+            (StoreKind.SERVICE, "", "services"),
+            (StoreKind.SECRET, "", "secrets"),
+            (StoreKind.CONFIG_MAP, "", "configmaps"),
+            (StoreKind.API_SERVICE, "apiregistration.k8s.io", "apiservices"),
         )
     ),
 )
 
-# The controllers' own kinds, re-enqueued by every resync; Subscriptions resolve per namespace.
-RESYNCED = ("operatorgroup", "csv", "catalogsource", "installplan")
 
-
-def trim(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+def trim(kind: StoreKind, obj: dict[str, Any]) -> dict[str, Any]:
     """What the store keeps of a watched object (olm.controllers.scope.trim, and Secrets and
     ConfigMaps as metadata only)."""
     return operator.trim(kind, scope_trim(kind, obj))
-
-
-def _identity(obj: dict[str, Any] | None) -> dict[str, Any]:
-    """The parts of an object other than its status (what a status-only write leaves alone)."""
-    if obj is None:
-        return {}
-    meta = obj.get("metadata") or {}
-    return {
-        "spec": obj.get("spec"),
-        "labels": meta.get("labels"),
-        "annotations": meta.get("annotations"),
-        "ownerReferences": meta.get("ownerReferences"),
-        "finalizers": meta.get("finalizers"),
-        "deletionTimestamp": meta.get("deletionTimestamp"),
-    }
 
 
 def unchanged(old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
@@ -143,123 +128,6 @@ def unchanged(old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
         return False
     old_rv = (old.get("metadata") or {}).get("resourceVersion")
     return bool(old_rv) and old_rv == (new.get("metadata") or {}).get("resourceVersion")
-
-
-def related_keys(
-    kind: str,
-    obj: dict[str, Any],
-    store: Store,
-    old: dict[str, Any] | None = None,
-    *,
-    deleted: bool = False,
-) -> list[WorkKey]:
-    """The work a change of `obj` (from `old`; None when new) makes necessary: the core
-    controllers' keys, the scope controllers' (olm.controllers.scope.scope_keys) and the
-    Operator controllers' (olm.controllers.operator.operator_keys)."""
-    operators = operator_keys(kind, obj, store, old, deleted=deleted)
-    if kind in OWN_KINDS:  # only the Operator controllers read these
-        return operators
-    scoped = scope_keys(kind, obj, store, old, deleted=deleted)
-    if kind in (COPIED_CSV, OLM_CONFIG):  # only the scope controllers read these
-        return scoped
-    return _related_keys(kind, obj, store, old, deleted=deleted) + scoped + operators
-
-
-def _related_keys(
-    kind: str,
-    obj: dict[str, Any],
-    store: Store,
-    old: dict[str, Any] | None = None,
-    *,
-    deleted: bool = False,
-) -> list[WorkKey]:
-    meta = obj.get("metadata") or {}
-    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
-    status_only = not deleted and old is not None and _identity(old) == _identity(obj)
-
-    def csvs(ns: str | None) -> list[WorkKey]:
-        return [("csv", key_ns, key_name) for key_ns, key_name in store.keys("csv", ns)]
-
-    def groups() -> list[WorkKey]:
-        return [
-            ("operatorgroup", namespace, og) for _, og in store.keys("operatorgroup", namespace)
-        ]
-
-    if kind == "subscription":
-        # The CSV it installed merges its spec.config into its Deployments.
-        sub_status = obj.get("status") or {}
-        named = {sub_status.get("installedCSV"), sub_status.get("currentCSV")}
-        if old is not None:
-            named |= {
-                (old.get("status") or {}).get("installedCSV"),
-                (old.get("status") or {}).get("currentCSV"),
-            }
-        return [("namespace", "", namespace)] + [
-            ("csv", namespace, csv_name) for csv_name in sorted(n for n in named if n)
-        ]
-    if kind == "installplan":
-        return [("installplan", namespace, name), ("namespace", "", namespace)]
-    if kind == "catalogsource":
-        return [("catalogsource", namespace, name)]
-    if kind == "csv":
-        keys: list[WorkKey] = [("csv", namespace, name), ("namespace", "", namespace)]
-        if not status_only:  # a group reads its CSVs' owned APIs, never their status
-            keys += groups()
-        replaces = (obj.get("spec") or {}).get("replaces")
-        for other in store.items("csv", namespace):
-            other_name = other["metadata"]["name"]
-            other_replaces = (other.get("spec") or {}).get("replaces")
-            # The CSV it replaces, the CSVs that replace it, and rival replacers of the same
-            # CSV (the loser of a two-replacers conflict recovers when the winner goes).
-            if (
-                other_name == replaces
-                or other_replaces == name
-                or (replaces and other_replaces == replaces and other_name != name)
-            ):
-                keys.append(("csv", namespace, other_name))
-        return keys
-    if kind == "operatorgroup":
-        # Siblings only care that a group came or went (MultipleOperatorGroup); the CSVs of
-        # the namespace follow the group's targets and annotations.
-        keys = [("operatorgroup", namespace, name)]
-        if old is None or deleted:
-            keys += groups()
-        return keys + csvs(namespace)
-    if kind == "deployment":
-        labels = meta.get("labels") or {}
-        owner, owner_ns = labels.get(Label.OWNER), labels.get(Label.OWNER_NAMESPACE)
-        return [("csv", owner_ns, owner)] if owner and owner_ns else []
-    if kind == "namespace":
-        return [
-            ("operatorgroup", group["metadata"]["namespace"], group["metadata"]["name"])
-            for group in store.items("operatorgroup")
-            if _targets_may_change(group, name)
-        ]
-    if kind in ("serviceaccount", "role", "rolebinding", "operatorcondition"):
-        return csvs(namespace)
-    return csvs(None)  # crd, clusterrole, clusterrolebinding: cluster-wide
-
-
-def _targets_may_change(group: dict[str, Any], namespace: str) -> bool:
-    """Whether a change of `namespace` can change what `group` says: a group in it, a group
-    that names it, or a group that selects namespaces by label. A global group's
-    status.namespaces is [""] whatever namespaces come and go."""
-    spec = group.get("spec") or {}
-    return (
-        group["metadata"].get("namespace") == namespace
-        or namespace in (spec.get("targetNamespaces") or [])
-        or spec.get("selector") is not None
-    )
-
-
-def resync_keys(store: Store) -> list[WorkKey]:
-    """Every key a full resync wakes: each object of the controllers' kinds, and each
-    namespace that has Subscriptions."""
-    keys: list[WorkKey] = [
-        (kind, namespace, name) for kind in RESYNCED for namespace, name in store.keys(kind)
-    ]
-    keys += [("namespace", "", ns) for ns in sorted({ns for ns, _ in store.keys("subscription")})]
-    return keys + resync_scope_keys(store) + resync_operator_keys(store)
 
 
 class Lister(Protocol):
@@ -302,7 +170,7 @@ def register(registry: kopf.OperatorRegistry, store: Store, queue: WorkQueue) ->
 # (thousands of namespaces and ServiceAccounts) then queues thousands of per-object workers
 # behind that pool, which is slow and holds their memory. Theirs is a few dict operations
 # under a lock that is never held for long, so running them on the event loop is cheaper.
-def _make_indexer(kind: str, store: Store) -> Callable[..., Awaitable[None]]:
+def _make_indexer(kind: StoreKind, store: Store) -> Callable[..., Awaitable[None]]:
     async def index(body: Any, **_: Any) -> None:
         # Returning None indexes nothing in kopf: the store is the one cache.
         if not store.synced.is_set():
@@ -323,7 +191,9 @@ def open_barrier(store: Store, queue: WorkQueue) -> None:
         queue.add(key)
 
 
-def _make_handler(kind: str, store: Store, queue: WorkQueue) -> Callable[..., Awaitable[None]]:
+def _make_handler(
+    kind: StoreKind, store: Store, queue: WorkQueue
+) -> Callable[..., Awaitable[None]]:
     async def on_event(event: dict[str, Any], **_: Any) -> None:
         # kopf calls event handlers only once every kind's listing is indexed (see above).
         open_barrier(store, queue)

@@ -16,12 +16,11 @@ from olm.controllers.operator import (
     AdoptionController,
     OperatorController,
     controllers,
-    operator_keys,
-    resync_operator_keys,
     trim,
 )
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
+from olm.controllers.wake.operator import operator_keys, resync_operator_keys
 from olm.kube.fake import FakeGateway
 from tests.unit.operator.objects import (
     CSV_NAME,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from olm.controllers.scope import conflict_keys, scoped_install_keys
 from olm.controllers.store import Store
+from olm.controllers.wake.scope import conflict_keys, scoped_install_keys
 from olm.csv.phase import GroupApiCheck, decide
 from olm.scope.conflicts import decide_provided_apis, recovery
 from tests.unit.test_csv_phase import csv, world

@@ -11,19 +11,18 @@ import pytest
 
 from olm.controllers.queue import WorkQueue
 from olm.controllers.scope import (
-    COPIED_CSV,
     OlmConfigController,
     ScopeController,
     ScopeGroupController,
     ScopeNamespaceController,
     ScopeState,
-    resync_scope_keys,
-    scope_keys,
     trim,
 )
-from olm.controllers.store import Store
+from olm.controllers.store import Store, StoreKind
+from olm.controllers.wake.scope import resync_scope_keys, scope_keys
 from olm.kube.fake import FakeGateway, Write
 
+COPIED_CSV = StoreKind.COPIED_CSV
 OPS = "operators"
 NAME = "wol.v1"
 CSV_API = "operators.coreos.com/v1alpha1"

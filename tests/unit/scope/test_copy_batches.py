@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from olm.controllers import scope
+from olm.controllers.scope import csvs as scope
 from olm.scope.copies import CopyPlan
 from olm.scope.decide import ScopePlan
 from olm.scope.rbac import ScopeRbacPlan
