@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api.body import name, namespace
 from olm.api.csv import CsvReason
 from olm.api.kinds import Kind
 from olm.api.labels import Annotation
@@ -41,7 +42,6 @@ from olm.explain.model import (
     status,
     true_condition,
 )
-from olm.operator.objects import name, namespace
 from olm.scope.apiroles import format_provided_apis, provided_apis
 from olm.scope.conflicts import GroupSurface
 from olm.scope.namespaces import ALL_NAMESPACES, intersection, status_namespaces

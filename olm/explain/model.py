@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from olm.api.body import name, namespace
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.kinds import Kind
-from olm.operator.objects import name, namespace
 
 Obj = Mapping[str, Any]
 NAMESPACE_KIND = "Namespace"

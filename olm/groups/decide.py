@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import body
 from olm.api.csv import GROUP_FAILURE_REASONS, CsvReason
 from olm.api.labels import Annotation, Label
 from olm.api.operatorgroup import (
@@ -93,10 +94,6 @@ def is_copy(csv: Mapping[str, Any]) -> bool:
         Label.COPIED_FROM in (meta.get("labels") or {})
         or (csv.get("status") or {}).get("reason") == CsvReason.COPIED
     )
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
 
 
 def _members(snapshot: GroupSnapshot) -> list[Mapping[str, Any]]:
@@ -216,10 +213,10 @@ def csvs_to_wake(snapshot: GroupSnapshot, group: Mapping[str, Any] | None) -> li
         c for c in _members(snapshot) if not (c.get("metadata") or {}).get("deletionTimestamp")
     ]
     if group is None or (group.get("metadata") or {}).get("deletionTimestamp"):
-        return sorted(_name(c) for c in members)
+        return sorted(body.name(c) for c in members)
     if len(snapshot.sibling_names) > 1:
         return sorted(
-            _name(c)
+            body.name(c)
             for c in members
             if (c.get("status") or {}).get("reason") != CsvReason.TOO_MANY_OPERATOR_GROUPS
         )
@@ -234,7 +231,7 @@ def csvs_to_wake(snapshot: GroupSnapshot, group: Mapping[str, Any] | None) -> li
         if reason in GROUP_FAILURE_REASONS or any(
             annotations.get(k) != v for k, v in wanted.items()
         ):
-            wake.append(_name(csv))
+            wake.append(body.name(csv))
     return sorted(wake)
 
 

@@ -11,13 +11,13 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api.conditions import timestamp
 from olm.api.installplan import (
     ConditionStatus,
     InstallPlanConditionType,
     InstallPlanPhase,
     InstallPlanReason,
 )
-from olm.csv.status import timestamp
 
 
 def set_condition(

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.versionpolicy import (
     ROLLBACK_ANNOTATION,
     VERSION_RANGE_ANNOTATION,
@@ -47,10 +48,6 @@ class Request:
 
     def undo(self) -> dict[str, str | None]:
         return dict(self.before)
-
-
-def _annotations(obj: Obj) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("annotations") or {}
 
 
 def request(
@@ -88,7 +85,7 @@ def request(
             f"the version of {target} is unknown (its package lists no such CSV and its name "
             "ends in no version): check the name with kubectl get packagemanifest"
         )
-    current = _annotations(subscription)
+    current = body.annotations(subscription)
     before = {key: current.get(key) for key in (ROLLBACK_ANNOTATION, VERSION_RANGE_ANNOTATION)}
     return Request(name, namespace, installed, target, version, before)
 
