@@ -22,11 +22,12 @@ Invariants:
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 Condition = dict[str, Any]
+Entry = TypeVar("Entry", bound=Mapping[str, Any])  # a condition as read (dict or Mapping)
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -72,12 +73,13 @@ INSTALLPLAN_CONDITION = ConditionStyle(
 )
 
 
-def find_condition(conditions: Sequence[Condition], kind: str) -> Condition | None:
+def find_condition(conditions: Iterable[Entry], kind: str) -> Entry | None:
     """The entry of type `kind`, or None."""
+    kind = str(kind)
     return next((c for c in conditions if c.get("type") == kind), None)
 
 
-def remove_conditions(conditions: Sequence[Condition], *kinds: str) -> list[Condition]:
+def remove_conditions(conditions: Iterable[Entry], *kinds: str) -> list[Entry]:
     """The list without the entries of `kinds`, the rest in order."""
     names = {str(k) for k in kinds}
     return [c for c in conditions if c.get("type") not in names]

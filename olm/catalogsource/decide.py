@@ -49,6 +49,7 @@ from olm.api.catalogsource import (
     CatalogSourceReason,
     ConnectionState,
 )
+from olm.api.conditions import parse_timestamp, timestamp
 from olm.catalog.model import Catalog
 from olm.catalogsource.failures import Failure, FailureKind, failure_message, reason_for
 from olm.catalogsource.source import (
@@ -59,7 +60,6 @@ from olm.catalogsource.source import (
     poll_seconds,
     what_to_read,
 )
-from olm.csv.status import parse_timestamp, timestamp
 
 WARNING = "Warning"
 # A failing image catalog is read again after 1, 2, 4, ... seconds, at most the poll interval.

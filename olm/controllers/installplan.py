@@ -21,12 +21,12 @@ Invariants:
 
 from __future__ import annotations
 
-import datetime
 import logging
 import threading
 from dataclasses import replace
 from typing import Any
 
+from olm.api.conditions import utc_now
 from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase, StepStatus
 from olm.api.kinds import KINDS, Kind
 from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION
@@ -79,10 +79,6 @@ FORBIDDEN_RETRY_SECONDS, FORBIDDEN_RETRY_CAP = 1.0, 15.0
 FINISHED_LIMIT = 4096
 
 
-def now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
-
-
 class InstallPlanController:
     kind = "installplan"
 
@@ -121,7 +117,7 @@ class InstallPlanController:
         unserved: dict[Ref, str] = {}
         custom_resources: dict[tuple[str, str], list[dict[str, Any]]] = {}
         if finished or status.get("phase") != InstallPlanPhase.INSTALLING:
-            return Snapshot(plan, now(), finished)
+            return Snapshot(plan, utc_now(), finished)
         for entry in status.get("plan") or []:
             manifest = step_manifest(entry) if isinstance(entry, dict) else None
             if manifest is None:
@@ -167,7 +163,15 @@ class InstallPlanController:
         groups = tuple(self.store.items("operatorgroup", plan["metadata"]["namespace"]))
         access = self._access(plan, groups, {} if answers is None else answers)
         return Snapshot(
-            plan, now(), finished, objects, unserved, custom_resources, groups, self.policy, access
+            plan,
+            utc_now(),
+            finished,
+            objects,
+            unserved,
+            custom_resources,
+            groups,
+            self.policy,
+            access,
         )
 
     def _access(

@@ -27,6 +27,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api import body
+from olm.api.conditions import (
+    Condition,
+    find_condition,
+    parse_timestamp,
+    remove_conditions,
+    set_condition,
+    timestamp,
+)
 from olm.api.csv import GROUP_FAILURE_REASONS, CsvReason
 from olm.api.labels import Annotation, Label
 from olm.api.operatorgroup import (
@@ -35,7 +43,6 @@ from olm.api.operatorgroup import (
     OperatorGroupConditionType,
     OperatorGroupReason,
 )
-from olm.groups.conditions import Condition, find, remove_condition, set_condition, timestamp
 from olm.groups.serviceaccount import (
     service_account_missing_message,
     service_account_name,
@@ -133,14 +140,8 @@ def multiple_groups_message(namespace: str, names: tuple[str, ...]) -> str:
 
 def _age(group: Mapping[str, Any], now: datetime.datetime) -> float:
     """Seconds since the group was created (a long time when that is unknown)."""
-    created = str((group.get("metadata") or {}).get("creationTimestamp") or "")
-    try:
-        when = datetime.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(
-            tzinfo=datetime.UTC
-        )
-    except ValueError:
-        return float("inf")
-    return (now - when).total_seconds()
+    when = parse_timestamp(str(body.meta(group).get("creationTimestamp") or ""))
+    return float("inf") if when is None else (now - when).total_seconds()
 
 
 def _recheck_missing_after(snapshot: GroupSnapshot, group: Mapping[str, Any]) -> float | None:
@@ -192,9 +193,9 @@ def _conditions(
     conditions, events = list(existing), []
     for kind, reason, message in problems:
         if message is None:
-            conditions = remove_condition(conditions, kind)
+            conditions = remove_conditions(conditions, kind)
             continue
-        before = find(conditions, kind)
+        before = find_condition(conditions, kind)
         conditions = set_condition(
             conditions, kind, ConditionStatus.TRUE, reason, message, snapshot.now
         )

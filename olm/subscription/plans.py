@@ -18,6 +18,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from olm.api.conditions import find_condition
 from olm.api.installplan import (
     Approval,
     ConditionStatus,
@@ -252,9 +253,7 @@ def reference(plan: Obj) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def installed_condition(plan: Obj) -> Mapping[str, Any]:
     conditions = (plan.get("status") or {}).get("conditions") or []
-    return next(
-        (c for c in conditions if c.get("type") == InstallPlanConditionType.INSTALLED.value), {}
-    )
+    return find_condition(conditions, InstallPlanConditionType.INSTALLED) or {}
 
 
 def plan_message(plan: Obj) -> str:

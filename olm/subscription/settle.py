@@ -18,12 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api.conditions import remove_conditions
 from olm.api.installplan import ConditionStatus, InstallPlanPhase
 from olm.api.planpolicy import SHARED_PLAN_ANNOTATION
 from olm.api.subscription import SubscriptionConditionType, SubscriptionReason, SubscriptionState
 from olm.subscription import plans as ip
 from olm.subscription.snapshot import Snapshot
-from olm.subscription.status import remove_conditions, set_condition
+from olm.subscription.status import set_condition
 
 Types = SubscriptionConditionType
 Status = dict[str, Any]
