@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api.backoff import exponential_backoff
 from olm.api.catalogsource import (
     REGISTRY_PORT,
     REGISTRY_PROTOCOL,
@@ -64,6 +65,7 @@ from olm.catalogsource.source import (
 WARNING = "Warning"
 # A failing image catalog is read again after 1, 2, 4, ... seconds, at most the poll interval.
 IMAGE_RETRY_SECONDS = 1.0
+IMAGE_RETRY_MAX_SECONDS = IMAGE_RETRY_SECONDS * 2**16  # the poll interval is less, as a rule
 # Image failures that pass by themselves: the last catalog read is served meanwhile.
 TRANSIENT_IMAGE_KINDS = frozenset(
     {FailureKind.REGISTRY_UNREACHABLE, FailureKind.REGISTRY_TIMEOUT, FailureKind.REGISTRY_ERROR}
@@ -314,7 +316,9 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
             message = failure_message(snapshot.namespace, snapshot.name, where, failure)
             plan.drop = True
             if isinstance(read, ReadImage):
-                backoff = IMAGE_RETRY_SECONDS * 2 ** min(max(fetched.attempts, 1) - 1, 16)
+                backoff = exponential_backoff(
+                    fetched.attempts, IMAGE_RETRY_SECONDS, IMAGE_RETRY_MAX_SECONDS
+                )
                 plan.requeue_after = min(interval, backoff)
                 if (
                     catalog is not None

@@ -26,6 +26,7 @@ import threading
 from dataclasses import replace
 from typing import Any
 
+from olm.api.backoff import exponential_backoff
 from olm.api.conditions import utc_now
 from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase, StepStatus
 from olm.api.kinds import KINDS, Kind
@@ -312,7 +313,7 @@ class InstallPlanController:
                 # read): keep what was done, and decide again when the cache has caught up.
                 with self._lock:
                     count = self._stale[uid] = self._stale.get(uid, 0) + 1
-                delay = min(STALE_RETRY_CAP, STALE_RETRY_SECONDS * 2 ** (count - 1))
+                delay = exponential_backoff(count, STALE_RETRY_SECONDS, STALE_RETRY_CAP)
                 log.info("installplan %s: %s; deciding again in %.2fs", uid, exc, delay)
                 stale = interrupted(snapshot, plan, done)
                 return Plan(stale.actions, stale.status, requeue_after=delay)
@@ -333,7 +334,7 @@ class InstallPlanController:
         uid = str(snapshot.plan["metadata"].get("uid") or "")
         with self._lock:
             count = self._forbidden[uid] = self._forbidden.get(uid, 0) + 1
-        delay = min(FORBIDDEN_RETRY_CAP, FORBIDDEN_RETRY_SECONDS * 2 ** (count - 1))
+        delay = exponential_backoff(count, FORBIDDEN_RETRY_SECONDS, FORBIDDEN_RETRY_CAP)
         groups = [g for g in snapshot.groups if (g.get("status") or {}).get("namespaces")]
         group_name = str(groups[0]["metadata"]["name"]) if len(groups) == 1 else ""
         message = forbidden_message(error, ref, plan.actions[done].body, group_name)

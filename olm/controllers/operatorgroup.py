@@ -11,10 +11,10 @@ Invariants:
 
 from __future__ import annotations
 
-import datetime
 import logging
 from typing import Any
 
+from olm.api.conditions import utc_now
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Annotation
 from olm.controllers.events import record_event
@@ -66,7 +66,7 @@ class OperatorGroupController:
             },
             namespace_terminating=_terminating(self.store.get("namespace", "", namespace)),
             csvs=tuple(self.store.items("csv", namespace)),
-            now=datetime.datetime.now(datetime.UTC),
+            now=utc_now(),
             service_account=self.store.get("serviceaccount", namespace, account)
             if account
             else None,

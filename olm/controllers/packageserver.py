@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE, ConnectionState
+from olm.api.conditions import utc_now
 from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE
 from olm.apiserver.auth import AUTH_CONFIGMAP, AUTH_CONFIGMAP_NAMESPACE, RequestHeaderConfig
 from olm.apiserver.server import PackageServer
@@ -207,7 +208,7 @@ class Registration:
         delay = 0.0
         while not stop.wait(delay):
             try:
-                delay = self.step(datetime.datetime.now(datetime.UTC))
+                delay = self.step(utc_now())
             except GatewayError as exc:
                 self._say(logging.WARNING, f"registering the PackageManifest API: {exc}")
                 delay = FAST_SECONDS

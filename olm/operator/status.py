@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.api.body import labels, meta, name, namespace
+from olm.api.conditions import timestamp
 from olm.api.kinds import KINDS, Kind
 from olm.api.operator import (
     CONDITION_OPTIONAL_FIELDS,
@@ -64,7 +65,7 @@ def _time(value: Any) -> str:
         return text
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=datetime.UTC)
-    return parsed.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return timestamp(parsed)
 
 
 def _condition(source: Mapping[str, Any]) -> dict[str, Any]:

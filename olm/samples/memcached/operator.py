@@ -29,6 +29,7 @@ from typing import Any
 
 import kopf
 
+from olm.api.backoff import exponential_backoff
 from olm.kube.client import api_client
 from olm.kube.gateway import Gateway, GatewayError, NotFound, register_resource
 from olm.samples.memcached.server import DEFAULT_PORT, serve_in_background
@@ -155,7 +156,7 @@ def _safely(
             _retries[key] = attempts
         if pending:  # the retry already scheduled covers this event too
             return
-        delay = min(RETRY_MAX_SECONDS, RETRY_FIRST_SECONDS * 2 ** (attempts - 1))
+        delay = exponential_backoff(attempts, RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS)
         log.warning(
             "reconciling %s/%s failed: %s; trying again in %.0f s", namespace, name, exc, delay
         )
