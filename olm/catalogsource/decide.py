@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.backoff import exponential_backoff
 from olm.api.catalogsource import (
     REGISTRY_PORT,
@@ -213,7 +214,7 @@ def _reconnected(
 def _configmap_reference(
     previous: Mapping[str, Any], configmap: Mapping[str, Any], now: datetime.datetime
 ) -> dict[str, Any]:
-    meta = configmap.get("metadata") or {}
+    meta = body.meta(configmap)
     reference = {
         "name": meta.get("name"),
         "namespace": meta.get("namespace"),
@@ -246,7 +247,7 @@ def _registry_service(
 
 def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
     source = snapshot.source
-    if source is None or (source.get("metadata") or {}).get("deletionTimestamp"):
+    if source is None or body.meta(source).get("deletionTimestamp"):
         return SourcePlan(drop=True)
     spec = source.get("spec") or {}
     status = source.get("status") or {}

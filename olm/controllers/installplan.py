@@ -26,6 +26,7 @@ import threading
 from dataclasses import replace
 from typing import Any
 
+from olm.api import body
 from olm.api.backoff import exponential_backoff
 from olm.api.conditions import utc_now
 from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase, StepStatus
@@ -156,7 +157,7 @@ class InstallPlanController:
             if (
                 kind == CRD_KIND
                 and live is not None
-                and not (live.get("metadata") or {}).get("deletionTimestamp")
+                and not body.meta(live).get("deletionTimestamp")
                 and not step_done
                 and entry.get("status") != StepStatus.WAITING_FOR_API
             ):

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE, ConnectionState
 from olm.api.conditions import utc_now
 from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE
@@ -69,7 +70,7 @@ class PackageIndex:
         with self._lock:
             visible, stamps = [], []
             for source in self.store.items("catalogsource"):
-                meta = source.get("metadata") or {}
+                meta = body.meta(source)
                 key = (meta.get("namespace") or "", meta.get("name") or "")
                 state = ((source.get("status") or {}).get("connectionState") or {}).get(
                     "lastObservedState"

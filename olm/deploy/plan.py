@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from olm.api import body
+
 KEEP_ANNOTATION = "helm.sh/resource-policy"
 CRD_KIND = "CustomResourceDefinition"
 NAMESPACE_KIND = "Namespace"
@@ -38,7 +40,7 @@ def documents(text: str) -> list[dict[str, Any]]:
 
 def ident(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """(apiVersion, kind, namespace or "", name)."""
-    meta = obj.get("metadata") or {}
+    meta = body.meta(obj)
     return (
         str(obj.get("apiVersion", "")),
         str(obj.get("kind", "")),
@@ -54,7 +56,7 @@ def describe(obj: Mapping[str, Any]) -> str:
 
 def kept(obj: Mapping[str, Any]) -> bool:
     """Objects the chart keeps on uninstall (users' objects live in or under them)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    annotations = body.annotations(obj)
     return annotations.get(KEEP_ANNOTATION) == "keep" or obj.get("kind") == NAMESPACE_KIND
 
 
@@ -114,7 +116,7 @@ def availability(deployment: Mapping[str, Any] | None) -> Availability:
     spec = deployment.get("spec") or {}
     status = deployment.get("status") or {}
     wanted = int(spec.get("replicas", 1))
-    meta = deployment.get("metadata") or {}
+    meta = body.meta(deployment)
     if int(status.get("observedGeneration") or 0) < int(meta.get("generation") or 0):
         return Availability(False, "waiting for the deployment controller")
     updated = int(status.get("updatedReplicas") or 0)

@@ -96,7 +96,7 @@ class GroupPlan:
 
 def is_copy(csv: Mapping[str, Any]) -> bool:
     """A copied CSV (OLM §4.5) belongs to another namespace's group."""
-    meta = csv.get("metadata") or {}
+    meta = body.meta(csv)
     return (
         Label.COPIED_FROM in (meta.get("labels") or {})
         or (csv.get("status") or {}).get("reason") == CsvReason.COPIED
@@ -210,10 +210,8 @@ def _conditions(
 
 def csvs_to_wake(snapshot: GroupSnapshot, group: Mapping[str, Any] | None) -> list[str]:
     """The CSVs whose decision depends on something about the group they have not seen yet."""
-    members = [
-        c for c in _members(snapshot) if not (c.get("metadata") or {}).get("deletionTimestamp")
-    ]
-    if group is None or (group.get("metadata") or {}).get("deletionTimestamp"):
+    members = [c for c in _members(snapshot) if not body.meta(c).get("deletionTimestamp")]
+    if group is None or body.meta(group).get("deletionTimestamp"):
         return sorted(body.name(c) for c in members)
     if len(snapshot.sibling_names) > 1:
         return sorted(
@@ -227,7 +225,7 @@ def csvs_to_wake(snapshot: GroupSnapshot, group: Mapping[str, Any] | None) -> li
     wanted = csv_annotations(group, list(status.get("namespaces") or []))
     wake = []
     for csv in members:
-        annotations = (csv.get("metadata") or {}).get("annotations") or {}
+        annotations = body.annotations(csv)
         reason = (csv.get("status") or {}).get("reason")
         if reason in GROUP_FAILURE_REASONS or any(
             annotations.get(k) != v for k, v in wanted.items()
@@ -238,7 +236,7 @@ def csvs_to_wake(snapshot: GroupSnapshot, group: Mapping[str, Any] | None) -> li
 
 def decide(snapshot: GroupSnapshot) -> GroupPlan:
     group = snapshot.group
-    if group is None or (group.get("metadata") or {}).get("deletionTimestamp"):
+    if group is None or body.meta(group).get("deletionTimestamp"):
         return GroupPlan(wake_csvs=csvs_to_wake(snapshot, group))
     if snapshot.namespace_terminating:
         return GroupPlan()  # nothing can be written in a terminating namespace
@@ -269,9 +267,7 @@ def decide(snapshot: GroupSnapshot) -> GroupPlan:
     )
     spec = group.get("spec") or {}
     if not spec.get("staticProvidedAPIs") and snapshot.pruned_provided_apis is not None:
-        current = ((group.get("metadata") or {}).get("annotations") or {}).get(
-            Annotation.PROVIDED_APIS, ""
-        )
+        current = body.annotations(group).get(Annotation.PROVIDED_APIS, "")
         if current != snapshot.pruned_provided_apis:
             plan.provided_apis = snapshot.pruned_provided_apis
     plan.wake_csvs = csvs_to_wake(snapshot, group)

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import body
 from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase
 from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION, Change, Count, Flag, RuleFlag
 from olm.installplan.handmade import owned_by_subscription
@@ -117,7 +118,7 @@ def replaced_csv(
     subscriptions: Sequence[Mapping[str, Any]] = (),
 ) -> str | None:
     """The installed CSV that `new` replaces, or None for a fresh install."""
-    name = str((new.get("metadata") or {}).get("name", ""))
+    name = str(body.meta(new).get("name", ""))
     for subscription in subscriptions:
         status = subscription.get("status") or {}
         current, old = status.get("currentCSV"), status.get("installedCSV")
@@ -134,8 +135,8 @@ def _deleted_with(
     old: Mapping[str, Any], new: Mapping[str, Any], namespace: str, planned: set[Ref]
 ) -> list[ObjectChange]:
     """The replaced CSV, and what goes with it that the new CSV does not bring again."""
-    old_name = str((old.get("metadata") or {}).get("name", ""))
-    new_name = str((new.get("metadata") or {}).get("name", ""))
+    old_name = str(body.meta(old).get("name", ""))
+    new_name = str(body.meta(new).get("name", ""))
     deleted = [
         ObjectChange(
             Change.DELETE,

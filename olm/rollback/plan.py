@@ -59,7 +59,7 @@ def request(
     """The request for `subscription` (its installed CSV's object, if readable), back to `to`
     or else to the CSV the installed one replaced; `entries` are (CSV, version) pairs the
     package's catalog lists (its PackageManifest), to know the target's version."""
-    meta = subscription.get("metadata") or {}
+    meta = body.meta(subscription)
     name, namespace = str(meta.get("name")), str(meta.get("namespace") or "")
     status = subscription.get("status") or {}
     installed = str(status.get("installedCSV") or "")

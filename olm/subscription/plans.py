@@ -18,6 +18,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from olm.api import body
 from olm.api.conditions import find_condition
 from olm.api.installplan import (
     Approval,
@@ -74,14 +75,14 @@ def owned_by(plan: Obj, subscription_uids: Iterable[str]) -> bool:
     uids = set(subscription_uids)
     return any(
         o.get("kind") == SUBSCRIPTION.kind.value and o.get("uid") in uids
-        for o in (plan.get("metadata") or {}).get("ownerReferences") or []
+        for o in body.meta(plan).get("ownerReferences") or []
     )
 
 
 def unwritten(plan: Obj, subscription_uids: Iterable[str]) -> bool:
     """Created by olm-py for these Subscriptions, but its status was never written (no phase
     and no steps: a plan whose phase alone someone cleared is not one, OLM's e2e suite does)."""
-    meta = plan.get("metadata") or {}
+    meta = body.meta(plan)
     return (
         phase(plan) == InstallPlanPhase.NONE
         and not (plan.get("status") or {}).get("plan")
@@ -107,7 +108,7 @@ def reusable(
         for p in plans.values()
         if csv_names(p) == wanted
         and phase(p) != InstallPlanPhase.FAILED
-        and not (p.get("metadata") or {}).get("deletionTimestamp")
+        and not body.meta(p).get("deletionTimestamp")
         and owned_by(p, uids)
     ]
     found.sort(

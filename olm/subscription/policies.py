@@ -17,6 +17,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from olm.api import body
 from olm.api.conditions import find_condition, remove_conditions
 from olm.api.csv import CsvPhase
 from olm.api.installplan import ConditionStatus, InstallPlanPhase
@@ -156,7 +157,7 @@ def rollback_plans(
     return {
         name: plan
         for name, plan in plans.items()
-        if ROLLBACK_PLAN_ANNOTATION in ((plan.get("metadata") or {}).get("annotations") or {})
+        if ROLLBACK_PLAN_ANNOTATION in body.annotations(plan)
         and not (unfinished and (plan.get("status") or {}).get("phase") in finished)
     }
 
@@ -195,7 +196,7 @@ def rolled_back_from(subscription: Mapping[str, Any], snapshot: Snapshot) -> lis
         name
         for name, csv in snapshot.csvs.items()
         if (csv.get("spec") or {}).get("replaces") == target
-        and not (csv.get("metadata") or {}).get("deletionTimestamp")
+        and not body.meta(csv).get("deletionTimestamp")
     )
 
 
