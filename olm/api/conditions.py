@@ -16,7 +16,9 @@ Invariants:
 - lastTransitionTime moves only when the status changes (it is kept while the status is the
   same and the entry has one), so re-deciding the same thing writes nothing new.
 - Inputs are never modified; written values are plain strings (an enum's value).
-- Times are RFC 3339 at second precision in UTC with a `Z`, as metav1.Time serialises.
+- Times are written RFC 3339 at second precision in UTC with a `Z`, as metav1.Time serialises
+  (`timestamp`), and read back strictly so (`parse_timestamp`); `parse_time` reads any RFC 3339
+  time (a MicroTime, another client's offset).
 """
 
 from __future__ import annotations
@@ -48,6 +50,15 @@ def parse_timestamp(text: str | None) -> datetime.datetime | None:
         return None
     try:
         return datetime.datetime.strptime(text, TIME_FORMAT).replace(tzinfo=datetime.UTC)
+    except ValueError:
+        return None
+
+
+def parse_time(text: str) -> datetime.datetime | None:
+    """Any RFC 3339 time, with a fraction (metav1.MicroTime) or an offset; None when not one.
+    Naive when the text names no offset."""
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
 

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from olm.api import body
+from olm.api.conditions import parse_time
 
 KEEP_ANNOTATION = "helm.sh/resource-policy"
 CRD_KIND = "CustomResourceDefinition"
@@ -178,20 +179,13 @@ def plan_uninstall(
     return UninstallPlan(delete, keep, crds=crd_names)
 
 
-def _parse_time(value: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def leader_of(leases: Iterable[Mapping[str, Any]], pods: Iterable[str], now: datetime) -> str:
     """The pod (among `pods`) holding an unexpired Lease, or "" (no leader yet)."""
     current = set(pods)
     for lease in leases:
         spec = lease.get("spec") or {}
         holder = str(spec.get("holderIdentity") or "")
-        renewed = _parse_time(str(spec.get("renewTime") or ""))
+        renewed = parse_time(str(spec.get("renewTime") or ""))
         duration = float(spec.get("leaseDurationSeconds") or 0)
         if holder in current and renewed and (now - renewed).total_seconds() <= duration:
             return holder

@@ -14,6 +14,7 @@ from olm.api.conditions import (
     SUBSCRIPTION_CONDITION,
     ConditionStyle,
     find_condition,
+    parse_time,
     parse_timestamp,
     remove_conditions,
     set_condition,
@@ -50,6 +51,21 @@ def test_timestamp_is_rfc3339_seconds_utc() -> None:
 )
 def test_parse_timestamp(text: str | None, expected: datetime.datetime | None) -> None:
     assert parse_timestamp(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (STAMP, NOW.replace(microsecond=0)),
+        ("2026-05-06T07:08:09.654321Z", NOW),  # a MicroTime
+        ("2026-05-06T09:08:09.654321+02:00", NOW),
+        ("2026-05-06T07:08:09", NOW.replace(microsecond=0, tzinfo=None)),  # no offset: naive
+        ("", None),
+        ("<unknown>", None),
+    ],
+)
+def test_parse_time_reads_any_rfc3339(text: str, expected: datetime.datetime | None) -> None:
+    assert parse_time(text) == expected
 
 
 def test_parse_is_the_inverse_of_timestamp_and_now_is_utc() -> None:
