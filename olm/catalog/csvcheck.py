@@ -44,7 +44,7 @@ def check_bundle(bundle: Bundle) -> list[Problem]:
     def warning(rule: str, message: str, hint: str) -> None:
         problems.append(Problem(rule, message, hint, *where, level="warning"))
 
-    meta, spec = csv.get("metadata") or {}, csv.get("spec") or {}
+    meta, spec = body.meta(csv), csv.get("spec") or {}
     view = CsvView.of(csv)
     for field, value in (("metadata.name", view.name), ("spec.replaces", view.replaces)):
         if value:

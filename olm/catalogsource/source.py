@@ -169,7 +169,7 @@ def configmap_ownership(
     manager would drop what it applied before, e.g. another CatalogSource's owner.)"""
     meta = body.meta(source)
     uid = meta.get("uid")
-    cm_meta = configmap.get("metadata") or {}
+    cm_meta = body.meta(configmap)
     owners = list(cm_meta.get("ownerReferences") or [])
     owned = any(o.get("uid") == uid for o in owners)
     labels = cm_meta.get("labels") or {}

@@ -163,7 +163,7 @@ def _deleted_with(
 def preview(snapshot: Snapshot) -> Preview:
     plan = snapshot.plan
     meta, spec, status = (
-        plan.get("metadata") or {},
+        body.meta(plan),
         plan.get("spec") or {},
         plan.get("status") or {},
     )
@@ -230,7 +230,7 @@ def needs_summary(plan: Mapping[str, Any]) -> bool:
     """Should the InstallPlan controller annotate `plan` with its summary? Once, for a plan a
     Subscription made, listing steps, not yet run (waiting for approval, or Installing with no
     step done): afterwards a preview would compare the plan with its own results."""
-    meta, status = plan.get("metadata") or {}, plan.get("status") or {}
+    meta, status = body.meta(plan), plan.get("status") or {}
     steps = [e for e in status.get("plan") or [] if isinstance(e, Mapping)]
     return (
         PREVIEW_SUMMARY_ANNOTATION not in (meta.get("annotations") or {})
