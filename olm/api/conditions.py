@@ -124,10 +124,10 @@ def set_condition(
         wanted["message"] = message
     if style.stamp_update:
         wanted["lastUpdateTime"] = stamp
-    same_status = current is not None and current.get("status") == status
-    wanted["lastTransitionTime"] = (
-        (current or {}).get("lastTransitionTime") if same_status else None
-    ) or stamp
+    since = None  # the status held since then
+    if current is not None and current.get("status") == status:
+        since = current.get("lastTransitionTime")
+    wanted["lastTransitionTime"] = since or stamp
     if current is None:
         return [*conditions, wanted]
     entry = {**current, **wanted} if style.keep_fields else wanted
