@@ -19,7 +19,6 @@ loop in a thread of its own, and never blocks `olm run`'s workers.
 from __future__ import annotations
 
 import asyncio
-import datetime
 import json
 import logging
 import ssl
@@ -31,6 +30,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from olm.api.conditions import utc_now
 from olm.apiserver.auth import (
     Attributes,
     Authorizer,
@@ -70,10 +70,6 @@ def _error(code: int, reason: str, message: str, name: str = "") -> web.Response
 
 def _wants_table(accept: str) -> bool:
     return any("as=Table" in part and "g=meta.k8s.io" in part for part in accept.split(","))
-
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
 
 
 class PackageServer:
@@ -184,7 +180,7 @@ class PackageServer:
 
         def answer() -> bytes:
             """The encoded list, kept for the same request while the catalogs are unchanged."""
-            now = _now()
+            now = utc_now()
             version, catalogs = self.catalogs.snapshot()
             ages = query.catalog_ages(catalogs, now) if table else ()
             key = (namespace, labels, name, table, include, ages)
@@ -222,7 +218,7 @@ class PackageServer:
                     seen_version = version
                     current = {_identity(item): item for item in found}
                     for event, item in _changes(known, current):
-                        body = query.table([item], _now(), include) if table else item
+                        body = query.table([item], utc_now(), include) if table else item
                         line = json.dumps({"type": event, "object": body}, separators=(",", ":"))
                         await response.write(line.encode() + b"\n")
                     known = current
@@ -258,7 +254,7 @@ class PackageServer:
             )
         if _wants_table(request.headers.get("Accept", "")):
             return _json(
-                query.table(found[:1], _now(), request.query.get("includeObject", "Metadata"))
+                query.table(found[:1], utc_now(), request.query.get("includeObject", "Metadata"))
             )
         return _json(found[0])
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+from olm.api import body
 from olm.api.views import CsvView, Gvk
 from olm.catalog.model import Bundle, Problem
 from olm.catalog.semver import SemverError, parse_version
@@ -43,7 +44,7 @@ def check_bundle(bundle: Bundle) -> list[Problem]:
     def warning(rule: str, message: str, hint: str) -> None:
         problems.append(Problem(rule, message, hint, *where, level="warning"))
 
-    meta, spec = csv.get("metadata") or {}, csv.get("spec") or {}
+    meta, spec = body.meta(csv), csv.get("spec") or {}
     view = CsvView.of(csv)
     for field, value in (("metadata.name", view.name), ("spec.replaces", view.replaces)):
         if value:
@@ -156,10 +157,7 @@ def check_bundle(bundle: Bundle) -> list[Problem]:
                 )
     accounts = {d.service_account for d in view.deployments if d.service_account}
     for obj in objects:
-        if (
-            obj.get("kind") == "ServiceAccount"
-            and (obj.get("metadata") or {}).get("name") in accounts
-        ):
+        if obj.get("kind") == "ServiceAccount" and body.meta(obj).get("name") in accounts:
             error(
                 "bundle-service-account",
                 f"ServiceAccount {obj['metadata']['name']} is in the bundle but OLM creates it from the CSV",

@@ -43,12 +43,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
+from olm.api.backoff import exponential_backoff
 from olm.api.catalogsource import (
     REGISTRY_PORT,
     REGISTRY_PROTOCOL,
     CatalogSourceReason,
     ConnectionState,
 )
+from olm.api.conditions import parse_timestamp, timestamp
 from olm.catalog.model import Catalog
 from olm.catalogsource.failures import Failure, FailureKind, failure_message, reason_for
 from olm.catalogsource.source import (
@@ -59,11 +62,11 @@ from olm.catalogsource.source import (
     poll_seconds,
     what_to_read,
 )
-from olm.csv.status import parse_timestamp, timestamp
 
 WARNING = "Warning"
 # A failing image catalog is read again after 1, 2, 4, ... seconds, at most the poll interval.
 IMAGE_RETRY_SECONDS = 1.0
+IMAGE_RETRY_MAX_SECONDS = IMAGE_RETRY_SECONDS * 2**16  # the poll interval is less, as a rule
 # Image failures that pass by themselves: the last catalog read is served meanwhile.
 TRANSIENT_IMAGE_KINDS = frozenset(
     {FailureKind.REGISTRY_UNREACHABLE, FailureKind.REGISTRY_TIMEOUT, FailureKind.REGISTRY_ERROR}
@@ -211,7 +214,7 @@ def _reconnected(
 def _configmap_reference(
     previous: Mapping[str, Any], configmap: Mapping[str, Any], now: datetime.datetime
 ) -> dict[str, Any]:
-    meta = configmap.get("metadata") or {}
+    meta = body.meta(configmap)
     reference = {
         "name": meta.get("name"),
         "namespace": meta.get("namespace"),
@@ -244,7 +247,7 @@ def _registry_service(
 
 def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
     source = snapshot.source
-    if source is None or (source.get("metadata") or {}).get("deletionTimestamp"):
+    if source is None or body.meta(source).get("deletionTimestamp"):
         return SourcePlan(drop=True)
     spec = source.get("spec") or {}
     status = source.get("status") or {}
@@ -314,7 +317,9 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
             message = failure_message(snapshot.namespace, snapshot.name, where, failure)
             plan.drop = True
             if isinstance(read, ReadImage):
-                backoff = IMAGE_RETRY_SECONDS * 2 ** min(max(fetched.attempts, 1) - 1, 16)
+                backoff = exponential_backoff(
+                    fetched.attempts, IMAGE_RETRY_SECONDS, IMAGE_RETRY_MAX_SECONDS
+                )
                 plan.requeue_after = min(interval, backoff)
                 if (
                     catalog is not None

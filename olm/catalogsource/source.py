@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.catalogsource import SourceType
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
@@ -166,9 +167,9 @@ def configmap_ownership(
     and its resourceVersion, so it adds without taking anything away, and is refused (409)
     when the ConfigMap changed since it was read. (Not a server-side apply: olm-py's one field
     manager would drop what it applied before, e.g. another CatalogSource's owner.)"""
-    meta = source.get("metadata") or {}
+    meta = body.meta(source)
     uid = meta.get("uid")
-    cm_meta = configmap.get("metadata") or {}
+    cm_meta = body.meta(configmap)
     owners = list(cm_meta.get("ownerReferences") or [])
     owned = any(o.get("uid") == uid for o in owners)
     labels = cm_meta.get("labels") or {}

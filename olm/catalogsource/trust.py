@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from olm.api import body
 from olm.catalogsource.source import ReadConfigMap, ReadImage, ReadRegistry, what_to_read
 
 FLAG = "--trusted-catalogs"
@@ -155,7 +156,7 @@ def refusal(trust: CatalogTrust | None, source: Mapping[str, Any]) -> str | None
     """Why olm-py does not use this CatalogSource (a clause, no final period), or None."""
     if trust is None:
         return None
-    namespace = str((source.get("metadata") or {}).get("namespace") or "")
+    namespace = body.namespace(source)
     kind = kind_of(source)
     allowed = trust.allowed(namespace)
     if allowed and (kind is None or kind in allowed):

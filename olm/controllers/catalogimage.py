@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from olm.api.backoff import exponential_backoff
 from olm.catalog.fbc import load_fbc
 from olm.catalog.model import Bundle, Catalog, Problem
 from olm.catalog.sqlite import load_sqlite
@@ -92,7 +93,7 @@ class UnpackFailure:
 
 def unpack_retry_delay(attempts: int) -> float:
     """The backoff after `attempts` failed unpacks of one bundle image."""
-    return float(min(UNPACK_RETRY_SECONDS * 2 ** max(attempts - 1, 0), UNPACK_RETRY_MAX_SECONDS))
+    return exponential_backoff(attempts, UNPACK_RETRY_SECONDS, UNPACK_RETRY_MAX_SECONDS)
 
 
 def read_bundle_image(image: str, options: Options) -> list[dict[str, Any]]:

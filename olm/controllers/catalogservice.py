@@ -36,6 +36,7 @@ from typing import Any
 
 import grpc
 
+from olm.api import body
 from olm.api.catalogsource import (
     CATALOG_SOURCE_LABEL,
     REGISTRY_PORT,
@@ -62,7 +63,7 @@ SERVER_THREADS = 2
 
 def service_body(source: Mapping[str, Any], host_port: int) -> dict[str, Any]:
     """The registry Service of a CatalogSource, bridged to olm-py's `host_port`."""
-    meta = source.get("metadata") or {}
+    meta = body.meta(source)
     name = str(meta.get("name", ""))
     return {
         "apiVersion": "v1",
@@ -151,7 +152,7 @@ class CatalogServices:
         None when olm-py cannot be put behind a Service here (or writing it failed)."""
         if not self._bridged():
             return None
-        meta = source.get("metadata") or {}
+        meta = body.meta(source)
         key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
         served = self._server(key, catalog)
         wanted = service_body(source, served.port)

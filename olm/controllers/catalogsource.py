@@ -25,7 +25,6 @@ written only when a field differs; the cache is shared with the Subscription con
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import logging
 import threading
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from typing import Any
 import grpc
 
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
+from olm.api.conditions import utc_now
 from olm.api.kinds import KINDS, Kind
 from olm.catalog.configmap import configmap_catalog
 from olm.catalog.model import Catalog
@@ -337,9 +337,7 @@ class CatalogSourceController:
                 fetched.failure.kind,
                 fetched.failure.detail,
             )
-        snapshot = SourceSnapshot(
-            namespace, name, source, datetime.datetime.now(datetime.UTC), untrusted=untrusted
-        )
+        snapshot = SourceSnapshot(namespace, name, source, utc_now(), untrusted=untrusted)
         return self._execute(snapshot, decide(snapshot, fetched))
 
     def _execute(self, snapshot: SourceSnapshot, plan: SourcePlan) -> float | None:

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
 
@@ -26,7 +27,7 @@ def refused_as_terminating(exc: GatewayError) -> bool:
 def record_event(
     gateway: KubeGateway, involved: Mapping[str, Any], event_type: str, reason: str, message: str
 ) -> None:
-    meta = involved.get("metadata") or {}
+    meta = body.meta(involved)
     try:
         gateway.event(dict(involved), event_type, reason, message)
     except GatewayError as exc:

@@ -21,12 +21,14 @@ Invariants:
 
 from __future__ import annotations
 
-import datetime
 import logging
 import threading
 from dataclasses import replace
 from typing import Any
 
+from olm.api import body
+from olm.api.backoff import exponential_backoff
+from olm.api.conditions import utc_now
 from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase, StepStatus
 from olm.api.kinds import KINDS, Kind
 from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION
@@ -73,10 +75,6 @@ FORBIDDEN_RETRY_SECONDS, FORBIDDEN_RETRY_CAP = 1.0, 15.0
 FINISHED_LIMIT = 4096
 
 
-def now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
-
-
 class InstallPlanController:
     kind = WorkKind.INSTALL_PLAN
 
@@ -115,7 +113,7 @@ class InstallPlanController:
         unserved: dict[Ref, str] = {}
         custom_resources: dict[tuple[str, str], list[dict[str, Any]]] = {}
         if finished or status.get("phase") != InstallPlanPhase.INSTALLING:
-            return Snapshot(plan, now(), finished)
+            return Snapshot(plan, utc_now(), finished)
         for entry in status.get("plan") or []:
             manifest = step_manifest(entry) if isinstance(entry, dict) else None
             if manifest is None:
@@ -155,7 +153,7 @@ class InstallPlanController:
             if (
                 kind == CRD_KIND
                 and live is not None
-                and not (live.get("metadata") or {}).get("deletionTimestamp")
+                and not body.meta(live).get("deletionTimestamp")
                 and not step_done
                 and entry.get("status") != StepStatus.WAITING_FOR_API
             ):
@@ -163,7 +161,15 @@ class InstallPlanController:
         groups = tuple(self.store.items(StoreKind.OPERATOR_GROUP, plan["metadata"]["namespace"]))
         access = self._access(plan, groups, {} if answers is None else answers)
         return Snapshot(
-            plan, now(), finished, objects, unserved, custom_resources, groups, self.policy, access
+            plan,
+            utc_now(),
+            finished,
+            objects,
+            unserved,
+            custom_resources,
+            groups,
+            self.policy,
+            access,
         )
 
     def _access(
@@ -304,7 +310,7 @@ class InstallPlanController:
                 # read): keep what was done, and decide again when the cache has caught up.
                 with self._lock:
                     count = self._stale[uid] = self._stale.get(uid, 0) + 1
-                delay = min(STALE_RETRY_CAP, STALE_RETRY_SECONDS * 2 ** (count - 1))
+                delay = exponential_backoff(count, STALE_RETRY_SECONDS, STALE_RETRY_CAP)
                 log.info("installplan %s: %s; deciding again in %.2fs", uid, exc, delay)
                 stale = interrupted(snapshot, plan, done)
                 return Plan(stale.actions, stale.status, requeue_after=delay)
@@ -325,7 +331,7 @@ class InstallPlanController:
         uid = str(snapshot.plan["metadata"].get("uid") or "")
         with self._lock:
             count = self._forbidden[uid] = self._forbidden.get(uid, 0) + 1
-        delay = min(FORBIDDEN_RETRY_CAP, FORBIDDEN_RETRY_SECONDS * 2 ** (count - 1))
+        delay = exponential_backoff(count, FORBIDDEN_RETRY_SECONDS, FORBIDDEN_RETRY_CAP)
         groups = [g for g in snapshot.groups if (g.get("status") or {}).get("namespaces")]
         group_name = str(groups[0]["metadata"]["name"]) if len(groups) == 1 else ""
         message = forbidden_message(error, ref, plan.actions[done].body, group_name)

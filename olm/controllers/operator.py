@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from olm.api.body import labels, meta, name
 from olm.api.kinds import KINDS, Kind
 from olm.api.operator import COMPONENT_KINDS, ComponentKind
 from olm.controllers.queue import WorkKind, WorkQueue
@@ -34,13 +35,7 @@ from olm.kube.protocol import KubeGateway
 from olm.kube.resources import register_resource
 from olm.operator.adoption import AdoptionSnapshot, Candidate, LabelWrite, decide_adoption
 from olm.operator.names import component_label_key, operator_names
-from olm.operator.objects import (
-    labels,
-    may_belong_to_namespace,
-    meta,
-    name,
-    owned_crd_names,
-)
+from olm.operator.objects import may_belong_to_namespace, owned_crd_names
 from olm.operator.status import Component, decide_operator
 
 log = logging.getLogger("olm.operator")

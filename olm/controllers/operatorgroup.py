@@ -11,10 +11,10 @@ Invariants:
 
 from __future__ import annotations
 
-import datetime
 import logging
 from typing import Any
 
+from olm.api.conditions import utc_now
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Annotation
 from olm.controllers.events import record_event
@@ -68,7 +68,7 @@ class OperatorGroupController:
             },
             namespace_terminating=_terminating(self.store.get(StoreKind.NAMESPACE, "", namespace)),
             csvs=tuple(self.store.items(StoreKind.CSV, namespace)),
-            now=datetime.datetime.now(datetime.UTC),
+            now=utc_now(),
             service_account=self.store.get(StoreKind.SERVICE_ACCOUNT, namespace, account)
             if account
             else None,

@@ -27,7 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE, ConnectionState
+from olm.api.conditions import utc_now
 from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE
 from olm.apiserver.auth import AUTH_CONFIGMAP, AUTH_CONFIGMAP_NAMESPACE, RequestHeaderConfig
 from olm.apiserver.server import PackageServer
@@ -68,7 +70,7 @@ class PackageIndex:
         with self._lock:
             visible, stamps = [], []
             for source in self.store.items(StoreKind.CATALOG_SOURCE):
-                meta = source.get("metadata") or {}
+                meta = body.meta(source)
                 key = (meta.get("namespace") or "", meta.get("name") or "")
                 state = ((source.get("status") or {}).get("connectionState") or {}).get(
                     "lastObservedState"
@@ -207,7 +209,7 @@ class Registration:
         delay = 0.0
         while not stop.wait(delay):
             try:
-                delay = self.step(datetime.datetime.now(datetime.UTC))
+                delay = self.step(utc_now())
             except GatewayError as exc:
                 self._say(logging.WARNING, f"registering the PackageManifest API: {exc}")
                 delay = FAST_SECONDS

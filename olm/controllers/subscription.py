@@ -15,12 +15,12 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
-import datetime
 import logging
 import time
 from typing import Any
 
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
+from olm.api.conditions import utc_now
 from olm.api.kinds import KINDS, Kind
 from olm.api.subscription import RESOLUTION_FAILED_EVENT
 from olm.api.versionpolicy import ROLLBACK_ANNOTATION
@@ -104,7 +104,7 @@ class SubscriptionController:
             catalogs=catalogs_in_scope(
                 namespace, sources, loaded, GLOBAL_CATALOG_NAMESPACE, self.trust
             ),
-            now=datetime.datetime.now(datetime.UTC),
+            now=utc_now(),
             operator_groups=tuple(self.store.items(StoreKind.OPERATOR_GROUP, namespace)),
             crds={c["metadata"]["name"]: c for c in self.store.items(StoreKind.CRD)}
             if rollback

@@ -10,20 +10,10 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from olm.api.conditions import parse_timestamp, timestamp
 from olm.api.csv import CONDITION_HISTORY_LIMIT, CsvPhase, CsvReason
 
-
-def timestamp(now: datetime.datetime) -> str:
-    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_timestamp(text: str | None) -> datetime.datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
-    except ValueError:
-        return None
+__all__ = ["parse_timestamp", "same_phase", "set_phase", "timestamp"]
 
 
 def same_phase(status: dict[str, Any], phase: CsvPhase, reason: CsvReason, message: str) -> bool:

@@ -18,6 +18,9 @@ from typing import Any
 
 import yaml
 
+from olm.api import body
+from olm.api.conditions import parse_time
+
 KEEP_ANNOTATION = "helm.sh/resource-policy"
 CRD_KIND = "CustomResourceDefinition"
 NAMESPACE_KIND = "Namespace"
@@ -38,7 +41,7 @@ def documents(text: str) -> list[dict[str, Any]]:
 
 def ident(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """(apiVersion, kind, namespace or "", name)."""
-    meta = obj.get("metadata") or {}
+    meta = body.meta(obj)
     return (
         str(obj.get("apiVersion", "")),
         str(obj.get("kind", "")),
@@ -54,7 +57,7 @@ def describe(obj: Mapping[str, Any]) -> str:
 
 def kept(obj: Mapping[str, Any]) -> bool:
     """Objects the chart keeps on uninstall (users' objects live in or under them)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    annotations = body.annotations(obj)
     return annotations.get(KEEP_ANNOTATION) == "keep" or obj.get("kind") == NAMESPACE_KIND
 
 
@@ -114,7 +117,7 @@ def availability(deployment: Mapping[str, Any] | None) -> Availability:
     spec = deployment.get("spec") or {}
     status = deployment.get("status") or {}
     wanted = int(spec.get("replicas", 1))
-    meta = deployment.get("metadata") or {}
+    meta = body.meta(deployment)
     if int(status.get("observedGeneration") or 0) < int(meta.get("generation") or 0):
         return Availability(False, "waiting for the deployment controller")
     updated = int(status.get("updatedReplicas") or 0)
@@ -176,20 +179,13 @@ def plan_uninstall(
     return UninstallPlan(delete, keep, crds=crd_names)
 
 
-def _parse_time(value: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def leader_of(leases: Iterable[Mapping[str, Any]], pods: Iterable[str], now: datetime) -> str:
     """The pod (among `pods`) holding an unexpired Lease, or "" (no leader yet)."""
     current = set(pods)
     for lease in leases:
         spec = lease.get("spec") or {}
         holder = str(spec.get("holderIdentity") or "")
-        renewed = _parse_time(str(spec.get("renewTime") or ""))
+        renewed = parse_time(str(spec.get("renewTime") or ""))
         duration = float(spec.get("leaseDurationSeconds") or 0)
         if holder in current and renewed and (now - renewed).total_seconds() <= duration:
             return holder

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from olm.api.body import name, namespace
 from olm.api.catalogsource import CatalogSourceReason, ConnectionState, SourceType
 from olm.api.kinds import KINDS, Kind
 from olm.catalogsource.source import (
@@ -39,7 +40,6 @@ from olm.explain.model import (
     spec,
     status,
 )
-from olm.operator.objects import name, namespace
 
 KIND = Kind.CATALOG_SOURCE.value
 

@@ -20,6 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api.body import labels, name, namespace
 from olm.api.csv import GROUP_FAILURE_REASONS, CsvPhase, CsvReason, RequirementState, RuleState
 from olm.api.kinds import Kind
 from olm.api.labels import Label
@@ -41,7 +42,6 @@ from olm.explain.model import (
     problem,
     status,
 )
-from olm.operator.objects import labels, name, namespace
 
 KIND = Kind.CLUSTER_SERVICE_VERSION.value
 MET = (RequirementState.PRESENT.value, RequirementState.DEPLOYMENT_FOUND.value)

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
+from olm.api.body import name, namespace
 from olm.api.csv import CsvReason
 from olm.api.kinds import Kind
 from olm.api.labels import Annotation
@@ -41,7 +43,6 @@ from olm.explain.model import (
     status,
     true_condition,
 )
-from olm.operator.objects import name, namespace
 from olm.scope.apiroles import format_provided_apis, provided_apis
 from olm.scope.conflicts import GroupSurface
 from olm.scope.namespaces import ALL_NAMESPACES, intersection, status_namespaces
@@ -126,7 +127,7 @@ def explain_group(snapshot: Snapshot, group: Obj) -> Explanation:
         conflict = api_conflict(snapshot, refused[0])
         if conflict is not None:
             return conflict.after(link)
-    annotations = (group.get("metadata") or {}).get("annotations") or {}
+    annotations = body.annotations(group)
     apis = annotations.get(Annotation.PROVIDED_APIS.value) or ""
     return healthy(
         Link(

@@ -16,6 +16,7 @@ Invariant: pure.
 
 from __future__ import annotations
 
+from olm.api.body import meta, name, namespace
 from olm.api.installplan import (
     DONE_STEP_STATUSES,
     Approval,
@@ -42,7 +43,6 @@ from olm.explain.model import (
     spec,
     status,
 )
-from olm.operator.objects import meta, name, namespace
 from olm.subscription.plans import csv_names, installed_condition, phase, plan_message
 
 KIND = Kind.INSTALL_PLAN.value

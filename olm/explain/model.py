@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from olm.api.body import name, namespace
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
+from olm.api.conditions import find_condition
 from olm.api.kinds import Kind
-from olm.operator.objects import name, namespace
 
 Obj = Mapping[str, Any]
 NAMESPACE_KIND = "Namespace"
@@ -96,7 +97,7 @@ def spec(obj: Obj) -> Mapping[str, Any]:
 
 def condition(obj: Obj, kind: str) -> Mapping[str, Any] | None:
     """The status condition of type `kind`, if any."""
-    return next((c for c in status(obj).get("conditions") or [] if c.get("type") == kind), None)
+    return find_condition(status(obj).get("conditions") or [], kind)
 
 
 def true_condition(obj: Obj, kind: str) -> Mapping[str, Any] | None:

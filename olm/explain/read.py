@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from olm.api import body
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.kinds import KINDS, Kind
 from olm.explain.model import CRD_KIND, NAMESPACE_KIND, Snapshot
@@ -108,7 +109,7 @@ def read(gateway: KubeGateway, namespace: str) -> Snapshot:
             say=False,
         ),
         namespaces=frozenset(
-            str((n.get("metadata") or {}).get("name"))
+            str(body.meta(n).get("name"))
             for n in optional("Namespaces", path_for("v1", NAMESPACE_KIND, None), say=False)
         ),
         unreadable=tuple(unreadable),

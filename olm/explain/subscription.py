@@ -23,6 +23,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
+from olm.api.body import name, namespace
 from olm.api.catalogsource import ConnectionState, SourceType
 from olm.api.installplan import InstallPlanPhase
 from olm.api.kinds import KINDS, Kind
@@ -45,7 +46,6 @@ from olm.explain.model import (
     status,
     true_condition,
 )
-from olm.operator.objects import name, namespace
 from olm.subscription.plans import phase, ref_name
 
 KIND = Kind.SUBSCRIPTION.value

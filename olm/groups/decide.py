@@ -26,6 +26,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import body
+from olm.api.conditions import (
+    Condition,
+    find_condition,
+    parse_timestamp,
+    remove_conditions,
+    set_condition,
+    timestamp,
+)
 from olm.api.csv import GROUP_FAILURE_REASONS, CsvReason
 from olm.api.labels import Annotation, Label
 from olm.api.operatorgroup import (
@@ -34,7 +43,6 @@ from olm.api.operatorgroup import (
     OperatorGroupConditionType,
     OperatorGroupReason,
 )
-from olm.groups.conditions import Condition, find, remove_condition, set_condition, timestamp
 from olm.groups.serviceaccount import (
     service_account_missing_message,
     service_account_name,
@@ -88,15 +96,11 @@ class GroupPlan:
 
 def is_copy(csv: Mapping[str, Any]) -> bool:
     """A copied CSV (OLM §4.5) belongs to another namespace's group."""
-    meta = csv.get("metadata") or {}
+    meta = body.meta(csv)
     return (
         Label.COPIED_FROM in (meta.get("labels") or {})
         or (csv.get("status") or {}).get("reason") == CsvReason.COPIED
     )
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
 
 
 def _members(snapshot: GroupSnapshot) -> list[Mapping[str, Any]]:
@@ -136,14 +140,8 @@ def multiple_groups_message(namespace: str, names: tuple[str, ...]) -> str:
 
 def _age(group: Mapping[str, Any], now: datetime.datetime) -> float:
     """Seconds since the group was created (a long time when that is unknown)."""
-    created = str((group.get("metadata") or {}).get("creationTimestamp") or "")
-    try:
-        when = datetime.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(
-            tzinfo=datetime.UTC
-        )
-    except ValueError:
-        return float("inf")
-    return (now - when).total_seconds()
+    when = parse_timestamp(str(body.meta(group).get("creationTimestamp") or ""))
+    return float("inf") if when is None else (now - when).total_seconds()
 
 
 def _recheck_missing_after(snapshot: GroupSnapshot, group: Mapping[str, Any]) -> float | None:
@@ -195,9 +193,9 @@ def _conditions(
     conditions, events = list(existing), []
     for kind, reason, message in problems:
         if message is None:
-            conditions = remove_condition(conditions, kind)
+            conditions = remove_conditions(conditions, kind)
             continue
-        before = find(conditions, kind)
+        before = find_condition(conditions, kind)
         conditions = set_condition(
             conditions, kind, ConditionStatus.TRUE, reason, message, snapshot.now
         )
@@ -212,14 +210,12 @@ def _conditions(
 
 def csvs_to_wake(snapshot: GroupSnapshot, group: Mapping[str, Any] | None) -> list[str]:
     """The CSVs whose decision depends on something about the group they have not seen yet."""
-    members = [
-        c for c in _members(snapshot) if not (c.get("metadata") or {}).get("deletionTimestamp")
-    ]
-    if group is None or (group.get("metadata") or {}).get("deletionTimestamp"):
-        return sorted(_name(c) for c in members)
+    members = [c for c in _members(snapshot) if not body.meta(c).get("deletionTimestamp")]
+    if group is None or body.meta(group).get("deletionTimestamp"):
+        return sorted(body.name(c) for c in members)
     if len(snapshot.sibling_names) > 1:
         return sorted(
-            _name(c)
+            body.name(c)
             for c in members
             if (c.get("status") or {}).get("reason") != CsvReason.TOO_MANY_OPERATOR_GROUPS
         )
@@ -229,18 +225,18 @@ def csvs_to_wake(snapshot: GroupSnapshot, group: Mapping[str, Any] | None) -> li
     wanted = csv_annotations(group, list(status.get("namespaces") or []))
     wake = []
     for csv in members:
-        annotations = (csv.get("metadata") or {}).get("annotations") or {}
+        annotations = body.annotations(csv)
         reason = (csv.get("status") or {}).get("reason")
         if reason in GROUP_FAILURE_REASONS or any(
             annotations.get(k) != v for k, v in wanted.items()
         ):
-            wake.append(_name(csv))
+            wake.append(body.name(csv))
     return sorted(wake)
 
 
 def decide(snapshot: GroupSnapshot) -> GroupPlan:
     group = snapshot.group
-    if group is None or (group.get("metadata") or {}).get("deletionTimestamp"):
+    if group is None or body.meta(group).get("deletionTimestamp"):
         return GroupPlan(wake_csvs=csvs_to_wake(snapshot, group))
     if snapshot.namespace_terminating:
         return GroupPlan()  # nothing can be written in a terminating namespace
@@ -271,9 +267,7 @@ def decide(snapshot: GroupSnapshot) -> GroupPlan:
     )
     spec = group.get("spec") or {}
     if not spec.get("staticProvidedAPIs") and snapshot.pruned_provided_apis is not None:
-        current = ((group.get("metadata") or {}).get("annotations") or {}).get(
-            Annotation.PROVIDED_APIS, ""
-        )
+        current = body.annotations(group).get(Annotation.PROVIDED_APIS, "")
         if current != snapshot.pruned_provided_apis:
             plan.provided_apis = snapshot.pruned_provided_apis
     plan.wake_csvs = csvs_to_wake(snapshot, group)

@@ -17,11 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from olm.api import body
+
 SERVICE_ACCOUNT_USER_PREFIX = "system:serviceaccount:"
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
 
 
 def service_account_name(group: Mapping[str, Any]) -> str:
@@ -31,7 +29,7 @@ def service_account_name(group: Mapping[str, Any]) -> str:
 def service_account_ref(service_account: Mapping[str, Any]) -> dict[str, str]:
     """The ObjectReference OLM writes to `status.serviceAccountRef` (without the
     resourceVersion, so a label change of the ServiceAccount does not rewrite the group)."""
-    meta = _meta(service_account)
+    meta = body.meta(service_account)
     return {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
@@ -43,7 +41,7 @@ def service_account_ref(service_account: Mapping[str, Any]) -> dict[str, str]:
 
 def service_account_missing_message(group: Mapping[str, Any]) -> str:
     """OLM's message, then what to do."""
-    name, namespace = service_account_name(group), str(_meta(group).get("namespace") or "")
+    name, namespace = service_account_name(group), str(body.meta(group).get("namespace") or "")
     return (
         f"ServiceAccount {name} not found: create it (kubectl create serviceaccount {name} "
         f"-n {namespace}) and grant it what the operators of this group install, or remove "
@@ -65,7 +63,7 @@ def query_service_account(
     if not managing:
         return None, None
     if len(managing) > 1:
-        names = ", ".join(sorted(str(_meta(g).get("name")) for g in managing))
+        names = ", ".join(sorted(str(body.meta(g).get("name")) for g in managing))
         return None, (
             "more than one operator group(s) are managing this namespace "
             f"count={len(managing)} ({names}): delete all but one"
@@ -75,7 +73,7 @@ def query_service_account(
     if not name:
         return None, None
     ref = (group.get("status") or {}).get("serviceAccountRef")
-    meta = _meta(group)
+    meta = body.meta(group)
     if not isinstance(ref, Mapping) or ref.get("name") != name:
         return None, (
             f"please make sure the service account exists. sa={name} "

@@ -27,6 +27,7 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
+from olm.api.backoff import exponential_backoff
 from olm.image.auth import Credentials, basic_header, parse_challenge
 from olm.image.cache import BlobCache
 from olm.image.errors import ImageError, ImageErrorKind
@@ -164,7 +165,7 @@ class RegistryClient:
                 retry = response.status == 429 or response.status >= 500
             if not retry or attempt >= self.retries:
                 raise error
-            self.sleep(BACKOFF_SECONDS * (2**attempt))
+            self.sleep(exponential_backoff(attempt + 1, BACKOFF_SECONDS))
             attempt += 1
 
     def _authorize(self, response: Response, scope: str) -> str | None:
@@ -272,7 +273,7 @@ class RegistryClient:
                     or attempt >= self.retries
                 ):
                     raise
-            self.sleep(BACKOFF_SECONDS * (2**attempt))
+            self.sleep(exponential_backoff(attempt + 1, BACKOFF_SECONDS))
             attempt += 1
 
     def _download(self, repository: str, digest: str, cache: BlobCache) -> Path:

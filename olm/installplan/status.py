@@ -11,13 +11,13 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api.conditions import timestamp
 from olm.api.installplan import (
     ConditionStatus,
     InstallPlanConditionType,
     InstallPlanPhase,
     InstallPlanReason,
 )
-from olm.csv.status import timestamp
 
 # The status field naming the ServiceAccount a scoped plan's steps are written as (OLM's
 # attenuated ServiceAccount; set by the group check, `olm.installplan.decide`).

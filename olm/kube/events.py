@@ -4,7 +4,6 @@ A cluster-scoped object's Events are stored in `default`, with no involvedObject
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 from olm.api.labels import EVENT_SOURCE
@@ -46,7 +45,3 @@ def event_body(
         "lastTimestamp": now,
         "count": 1,
     }
-
-
-def utc_now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -25,10 +25,11 @@ from kubernetes import client
 from kubernetes.client import rest
 from kubernetes.client.exceptions import ApiException
 
+from olm.api.conditions import timestamp, utc_now
 from olm.api.kinds import GROUP, KINDS, Kind
 from olm.api.labels import FIELD_MANAGER
 from olm.kube.errors import Conflict, GatewayError, NotFound, UnservedKind
-from olm.kube.events import event_body, utc_now
+from olm.kube.events import event_body
 from olm.kube.protocol import APPLY_PATCH, MERGE_PATCH, KubeGateway
 from olm.kube.resources import RESOURCES, api_prefix, path_for, register_resource
 from olm.kube.wire import decode_body, encode_body
@@ -228,7 +229,7 @@ class Gateway:
             )
 
     def event(self, involved: dict[str, Any], event_type: str, reason: str, message: str) -> None:
-        body = event_body(involved, event_type, reason, message, utc_now())
+        body = event_body(involved, event_type, reason, message, timestamp(utc_now()))
         namespace = body["metadata"]["namespace"]
         self._call("POST", self._path("v1", "Event", namespace), body=body, query=self._manager())
 

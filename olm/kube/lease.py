@@ -26,6 +26,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from olm.api.conditions import utc_now
 from olm.election.decide import (
     DEFAULT_TIMING,
     Action,
@@ -42,10 +43,6 @@ log = logging.getLogger("olm.leader")
 
 API_VERSION = "coordination.k8s.io/v1"
 Clock = Callable[[], datetime.datetime]
-
-
-def utc_now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
 
 
 class LeaseLock:

@@ -8,6 +8,8 @@ from typing import Any
 
 from kubernetes import client, watch
 
+from olm.api import body
+
 Listed = Callable[[list[dict[str, Any]]], None]
 
 
@@ -37,7 +39,7 @@ def _events(
             allow_watch_bookmarks=True,
         ):
             raw = api.sanitize_for_serialization(event["object"])
-            version = (raw.get("metadata") or {}).get("resourceVersion", version)
+            version = body.meta(raw).get("resourceVersion", version)
             if event["type"] != "BOOKMARK":
                 yield event["type"], raw
             if stop.is_set():

@@ -22,6 +22,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from olm.api import body
+
 SubscriptionLabels = tuple[str, str, str, str, str]  # name, installed, channel, package, approval
 SUBSCRIPTION_LABELS = ("name", "installed", "channel", "package", "approval")
 
@@ -30,7 +32,7 @@ def subscription_labels(subscription: Mapping[str, Any]) -> SubscriptionLabels:
     spec = subscription.get("spec") or {}
     status = subscription.get("status") or {}
     return (
-        str((subscription.get("metadata") or {}).get("name") or ""),
+        body.name(subscription),
         str(status.get("installedCSV") or ""),
         str(spec.get("channel") or ""),
         str(spec.get("name") or ""),

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.catalogsource import ConnectionState
 from olm.api.csv import CsvPhase
 from olm.csv.replacement import is_copy
@@ -61,11 +62,6 @@ HELP = {
 }
 
 
-def _meta(obj: Mapping[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
-
-
 def _family(name: str, label_names: tuple[str, ...], samples: Iterable[Sample]) -> Family:
     return Family(name, HELP[name], label_names, tuple(sorted(samples, key=lambda s: s.labels)))
 
@@ -81,7 +77,7 @@ def gauges(
     succeeded: list[Sample] = []
     abnormal: list[Sample] = []
     for csv in own:
-        namespace, name = _meta(csv)
+        namespace, name = body.key(csv)
         version = str((csv.get("spec") or {}).get("version") or NO_VERSION)
         status = csv.get("status") or {}
         phase = str(status.get("phase") or "")
@@ -110,7 +106,7 @@ def gauges(
     sources = list(catalogsources)
     ready = []
     for source in sources:
-        namespace, name = _meta(source)
+        namespace, name = body.key(source)
         state = ((source.get("status") or {}).get("connectionState") or {}).get("lastObservedState")
         ready.append(
             Sample(

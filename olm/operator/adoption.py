@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api.body import labels, meta, name, namespace
 from olm.api.labels import COMPONENT_LABEL_VALUE
 from olm.api.operator import COMPONENTS_BY_KIND, ComponentKind
 from olm.operator.names import (
@@ -34,7 +35,7 @@ from olm.operator.names import (
     label_key_problem,
     package_operator_name,
 )
-from olm.operator.objects import labels, meta, name, namespace, owned_by, owned_crd_names, visible
+from olm.operator.objects import owned_by, owned_crd_names, visible
 
 SUBSCRIPTION = COMPONENTS_BY_KIND["Subscription"]
 INSTALL_PLAN = COMPONENTS_BY_KIND["InstallPlan"]

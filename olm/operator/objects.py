@@ -15,27 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api.body import labels, meta, name, namespace
 from olm.api.kinds import Kind
 from olm.api.labels import MANAGED_VALUE, Label
 from olm.api.operator import CacheFilter, ComponentKind
 
 CSV_KIND = Kind.CLUSTER_SERVICE_VERSION.value
-
-
-def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
-def labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return meta(obj).get("labels") or {}
-
-
-def name(obj: Mapping[str, Any]) -> str:
-    return str(meta(obj).get("name") or "")
-
-
-def namespace(obj: Mapping[str, Any]) -> str:
-    return str(meta(obj).get("namespace") or "")
 
 
 def visible(kind: ComponentKind, obj: Mapping[str, Any]) -> bool:

@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api.body import labels, meta, name, namespace
+from olm.api.conditions import timestamp
 from olm.api.kinds import KINDS, Kind
 from olm.api.operator import (
     CONDITION_OPTIONAL_FIELDS,
@@ -32,7 +34,7 @@ from olm.api.operator import (
     ComponentKind,
 )
 from olm.operator.names import component_label_key, operator_name_problem
-from olm.operator.objects import CSV_KIND, labels, meta, name, namespace, visible
+from olm.operator.objects import CSV_KIND, visible
 
 OPERATOR = KINDS[Kind.OPERATOR]
 TIME_FIELDS = frozenset({"lastUpdateTime", "lastTransitionTime"})
@@ -63,7 +65,7 @@ def _time(value: Any) -> str:
         return text
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=datetime.UTC)
-    return parsed.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return timestamp(parsed)
 
 
 def _condition(source: Mapping[str, Any]) -> dict[str, Any]:

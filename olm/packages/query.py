@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api.conditions import parse_time
 from olm.packages.manifest import API_VERSION, KIND
 from olm.packages.selectors import (
     Requirement,
@@ -177,9 +178,8 @@ def age(manifest: Mapping[str, Any], now: datetime.datetime) -> str:
     created = manifest["metadata"].get("creationTimestamp")
     if not created:
         return "<unknown>"
-    try:
-        when = datetime.datetime.fromisoformat(str(created).replace("Z", "+00:00"))
-    except ValueError:
+    when = parse_time(str(created))
+    if when is None:
         return "<unknown>"
     return human_duration((now - when).total_seconds())
 

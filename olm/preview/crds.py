@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.installplan.crdsafety import (
     crd_upgrade_problem,
     stored_versions_problem,
@@ -126,7 +127,7 @@ def crd_change(
 ) -> CrdChange:
     """The change of CRD `new` over `live`; `custom_resources` (None: not read) maps
     (CRD name, version) to the existing objects of that version."""
-    name = str((new.get("metadata") or {}).get("name", ""))
+    name = str(body.meta(new).get("name", ""))
     if live is None:
         return CrdChange(name, created=True, versions_added=tuple(_versions(new)))
     before, after = _versions(live), _versions(new)

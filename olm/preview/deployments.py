@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.preview import Change
 
 
@@ -151,7 +152,7 @@ def deployment_changes(
     new: Mapping[str, Any], old: Mapping[str, Any] | None
 ) -> list[DeploymentChange]:
     """The Deployments `new` adds, removes and changes against `old` (None: a fresh install)."""
-    csv = str((new.get("metadata") or {}).get("name", ""))
+    csv = str(body.meta(new).get("name", ""))
     before, after = _deployments(old), _deployments(new)
     changes: list[DeploymentChange] = []
     for name, spec in after.items():

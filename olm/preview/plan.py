@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import body
 from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase
 from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION, Change, Count, Flag, RuleFlag
 from olm.installplan.handmade import owned_by_subscription
@@ -117,7 +118,7 @@ def replaced_csv(
     subscriptions: Sequence[Mapping[str, Any]] = (),
 ) -> str | None:
     """The installed CSV that `new` replaces, or None for a fresh install."""
-    name = str((new.get("metadata") or {}).get("name", ""))
+    name = str(body.meta(new).get("name", ""))
     for subscription in subscriptions:
         status = subscription.get("status") or {}
         current, old = status.get("currentCSV"), status.get("installedCSV")
@@ -134,8 +135,8 @@ def _deleted_with(
     old: Mapping[str, Any], new: Mapping[str, Any], namespace: str, planned: set[Ref]
 ) -> list[ObjectChange]:
     """The replaced CSV, and what goes with it that the new CSV does not bring again."""
-    old_name = str((old.get("metadata") or {}).get("name", ""))
-    new_name = str((new.get("metadata") or {}).get("name", ""))
+    old_name = str(body.meta(old).get("name", ""))
+    new_name = str(body.meta(new).get("name", ""))
     deleted = [
         ObjectChange(
             Change.DELETE,
@@ -162,7 +163,7 @@ def _deleted_with(
 def preview(snapshot: Snapshot) -> Preview:
     plan = snapshot.plan
     meta, spec, status = (
-        plan.get("metadata") or {},
+        body.meta(plan),
         plan.get("spec") or {},
         plan.get("status") or {},
     )
@@ -229,7 +230,7 @@ def needs_summary(plan: Mapping[str, Any]) -> bool:
     """Should the InstallPlan controller annotate `plan` with its summary? Once, for a plan a
     Subscription made, listing steps, not yet run (waiting for approval, or Installing with no
     step done): afterwards a preview would compare the plan with its own results."""
-    meta, status = plan.get("metadata") or {}, plan.get("status") or {}
+    meta, status = body.meta(plan), plan.get("status") or {}
     steps = [e for e in status.get("plan") or [] if isinstance(e, Mapping)]
     return (
         PREVIEW_SUMMARY_ANNOTATION not in (meta.get("annotations") or {})

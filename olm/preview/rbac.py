@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.preview import (
     SENSITIVE_RESOURCES,
     SENSITIVE_VERBS,
@@ -177,7 +178,7 @@ def rbac_diff(
     """The rules `new` grants and revokes against `old` (None: a fresh install);
     `all_namespaces`: the OperatorGroup targets every namespace (namespaced rules are then
     cluster-wide)."""
-    name = str((new.get("metadata") or {}).get("name", ""))
+    name = str(body.meta(new).get("name", ""))
     before, after = csv_rules(old), csv_rules(new)
     changes: list[RuleChange] = []
     unchanged = 0

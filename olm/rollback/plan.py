@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.versionpolicy import (
     ROLLBACK_ANNOTATION,
     VERSION_RANGE_ANNOTATION,
@@ -49,10 +50,6 @@ class Request:
         return dict(self.before)
 
 
-def _annotations(obj: Obj) -> Mapping[str, str]:
-    return (obj.get("metadata") or {}).get("annotations") or {}
-
-
 def request(
     subscription: Obj,
     installed_csv: Obj | None,
@@ -62,7 +59,7 @@ def request(
     """The request for `subscription` (its installed CSV's object, if readable), back to `to`
     or else to the CSV the installed one replaced; `entries` are (CSV, version) pairs the
     package's catalog lists (its PackageManifest), to know the target's version."""
-    meta = subscription.get("metadata") or {}
+    meta = body.meta(subscription)
     name, namespace = str(meta.get("name")), str(meta.get("namespace") or "")
     status = subscription.get("status") or {}
     installed = str(status.get("installedCSV") or "")
@@ -88,7 +85,7 @@ def request(
             f"the version of {target} is unknown (its package lists no such CSV and its name "
             "ends in no version): check the name with kubectl get packagemanifest"
         )
-    current = _annotations(subscription)
+    current = body.annotations(subscription)
     before = {key: current.get(key) for key in (ROLLBACK_ANNOTATION, VERSION_RANGE_ANNOTATION)}
     return Request(name, namespace, installed, target, version, before)
 

@@ -20,6 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from olm.api import body
+
 CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
 REFUSE_ANNOTATION = "echo-webhook/refuse"
 
@@ -28,10 +30,10 @@ def review_response(review: dict[str, Any], who: str) -> dict[str, Any]:
     """The AdmissionReview answer to `review` (pure)."""
     request = review.get("request") or {}
     obj = request.get("object") or {}
-    reason = ((obj.get("metadata") or {}).get("annotations") or {}).get(REFUSE_ANNOTATION)
+    reason = body.annotations(obj).get(REFUSE_ANNOTATION)
     response: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": reason is None}
     if reason is not None:
-        name = (obj.get("metadata") or {}).get("name", "")
+        name = body.meta(obj).get("name", "")
         response["status"] = {"code": 403, "message": f"{who} refuses {name}: {reason}"}
     return {
         "apiVersion": review.get("apiVersion", "admission.k8s.io/v1"),

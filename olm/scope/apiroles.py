@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import body
 from olm.api.kinds import Kind
 from olm.api.labels import Annotation, Label
 from olm.api.scope import (
@@ -116,7 +117,7 @@ def provided_apis(csv: Mapping[str, Any]) -> frozenset[Gvk]:
 
 
 def _owner(api_version: str, kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
-    meta = obj.get("metadata") or {}
+    meta = body.meta(obj)
     return {
         "apiVersion": api_version,
         "kind": kind,
@@ -239,7 +240,7 @@ def operator_group_cluster_role_name(namespace: str, name: str, suffix: RoleSuff
 
 
 def operator_group_owner_labels(group: Mapping[str, Any]) -> dict[str, str]:
-    meta = group.get("metadata") or {}
+    meta = body.meta(group)
     return {
         Label.OWNER.value: str(meta.get("name") or ""),
         Label.OWNER_NAMESPACE.value: str(meta.get("namespace") or ""),
@@ -259,7 +260,7 @@ def group_apis(
 ) -> frozenset[Gvk]:
     """What the group's roles aggregate: the owned APIs of the CSVs in its namespace (copies are
     skipped) plus its `olm.providedAPIs` annotation."""
-    annotations = (group.get("metadata") or {}).get("annotations") or {}
+    annotations = body.annotations(group)
     apis = set(parse_provided_apis(annotations.get(Annotation.PROVIDED_APIS)))
     for csv in member_csvs:
         if not is_copied(csv):
@@ -272,7 +273,7 @@ def operator_group_cluster_roles(
 ) -> list[dict[str, Any]]:
     """The group's admin, edit and view aggregation ClusterRoles. Apply them without `rules`:
     the aggregation controller owns that field."""
-    meta = group.get("metadata") or {}
+    meta = body.meta(group)
     namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
     apis = list(apis)
     roles = []
@@ -302,10 +303,7 @@ def operator_group_cluster_roles_to_delete(
         Label.OWNER_KIND.value: OPERATOR_GROUP_KIND,
     }
     return sorted(
-        str((role.get("metadata") or {}).get("name"))
+        str(body.meta(role).get("name"))
         for role in cluster_roles
-        if all(
-            ((role.get("metadata") or {}).get("labels") or {}).get(k) == v
-            for k, v in wanted.items()
-        )
+        if all(body.labels(role).get(k) == v for k, v in wanted.items())
     )

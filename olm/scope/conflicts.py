@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from olm.api import body
 from olm.api.csv import CsvPhase, CsvReason
 from olm.api.labels import Annotation
 from olm.api.scope import ConflictMessage
@@ -49,10 +50,6 @@ class ApiReconciliation(StrEnum):
     ADD_APIS = "AddAPIs"
     API_CONFLICT = "APIConflict"
     NO_API_CONFLICT = "NoAPIConflict"
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
 
 
 # --- 1. membership ----------------------------------------------------------------------------
@@ -86,7 +83,7 @@ class GroupSurface:
     def of(cls, group: Mapping[str, Any]) -> GroupSurface:
         """OLM's NewOperatorGroup: status.namespaces plus the group's own namespace unless the
         first target is "" (all namespaces); an empty status gives no targets at all."""
-        meta = _meta(group)
+        meta = body.meta(group)
         namespace = str(meta.get("namespace") or "")
         targets = list(status_namespaces(group) or ())
         if targets and targets[0] != ALL_NAMESPACES:
@@ -182,7 +179,7 @@ def decide_provided_apis(
         )
     if result == ApiReconciliation.ADD_APIS:
         union = format_provided_apis(surface.provided | apis)
-        current = (_meta(group).get("annotations") or {}).get(Annotation.PROVIDED_APIS)
+        current = (body.meta(group).get("annotations") or {}).get(Annotation.PROVIDED_APIS)
         if current == union:
             # OLM: nothing to add after all; let the CSV go on to its requirement checks.
             return ApiDecision(ApiReconciliation.NO_API_CONFLICT)
@@ -227,7 +224,7 @@ def pruned_provided_apis(group: Mapping[str, Any], csvs: Iterable[Mapping[str, A
     if (group.get("spec") or {}).get("staticProvidedAPIs"):
         return None
     annotated = parse_provided_apis(
-        (_meta(group).get("annotations") or {}).get(Annotation.PROVIDED_APIS)
+        (body.meta(group).get("annotations") or {}).get(Annotation.PROVIDED_APIS)
     )
     kept: set[Gvk] = set()
     for csv in csvs:
@@ -238,7 +235,7 @@ def pruned_provided_apis(group: Mapping[str, Any], csvs: Iterable[Mapping[str, A
                 kept.add(api)
                 continue
             phase = (csv.get("status") or {}).get("phase") or ""
-            if not _meta(csv).get("deletionTimestamp") and phase in (
+            if not body.meta(csv).get("deletionTimestamp") and phase in (
                 CsvPhase.NONE,
                 CsvPhase.PENDING,
             ):
@@ -253,7 +250,7 @@ def providers_of(apis: Iterable[Gvk], csvs: Iterable[Mapping[str, Any]]) -> list
     after a group sync, so a conflict that went away is noticed)."""
     wanted = frozenset(apis)
     return sorted(
-        (str(_meta(csv).get("namespace")), str(_meta(csv).get("name")))
+        (str(body.meta(csv).get("namespace")), str(body.meta(csv).get("name")))
         for csv in csvs
         if not is_copied(csv) and provided_apis(csv) & wanted
     )

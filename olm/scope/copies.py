@@ -39,6 +39,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import body
 from olm.api.csv import CsvPhase, CsvReason
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Annotation, Label
@@ -77,10 +78,6 @@ UNCOPIABLE_REASONS = frozenset(
 NOT_COPIED_ANNOTATIONS = frozenset({Annotation.TARGET_NAMESPACES, Annotation.LAST_APPLIED})
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
 def _digest(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -103,7 +100,7 @@ def status_edited(copy: Mapping[str, Any]) -> bool:
     """Whether someone other than olm-py wrote the copy's status: it is not the status its
     statusCopyHash annotation says olm-py wrote (OLM puts such a copy back in step)."""
     actual = status_digest(copy)
-    written = (_meta(copy).get("annotations") or {}).get(CopyAnnotation.STATUS_HASH)
+    written = (body.meta(copy).get("annotations") or {}).get(CopyAnnotation.STATUS_HASH)
     return actual is not None and written is not None and actual != written
 
 
@@ -120,7 +117,7 @@ class CopyMeta:
 
     @classmethod
     def of(cls, csv: Mapping[str, Any]) -> CopyMeta:
-        meta = _meta(csv)
+        meta = body.meta(csv)
         return cls(
             str(meta.get("namespace") or ""),
             str(meta.get("name") or ""),
@@ -187,7 +184,7 @@ class CopyPrototype:
 
 def copied_status(original: Mapping[str, Any]) -> dict[str, Any]:
     """The status a copy of `original` shows: the original's, reason Copied and its message."""
-    namespace = str(_meta(original).get("namespace") or "")
+    namespace = str(body.meta(original).get("namespace") or "")
     return {
         **(original.get("status") or {}),
         "reason": CsvReason.COPIED.value,
@@ -201,7 +198,7 @@ def copied_status_hash(original: Mapping[str, Any]) -> str:
 
 
 def copy_prototype(original: Mapping[str, Any]) -> CopyPrototype:
-    meta = _meta(original)
+    meta = body.meta(original)
     namespace = str(meta.get("namespace") or "")
     labels = {
         str(k): str(v)
@@ -235,7 +232,7 @@ def copy_prototype(original: Mapping[str, Any]) -> CopyPrototype:
 def skip_reason(original: Mapping[str, Any], group: Mapping[str, Any] | None) -> str | None:
     """Why OLM would not copy `original` now, or None when it would (syncClusterServiceVersion
     and operatorGroupFromAnnotations)."""
-    meta = _meta(original)
+    meta = body.meta(original)
     namespace = meta.get("namespace")
     annotations = meta.get("annotations") or {}
     if is_copied(original):
@@ -249,7 +246,7 @@ def skip_reason(original: Mapping[str, Any], group: Mapping[str, Any] | None) ->
         return "its OperatorGroup has not computed status.namespaces yet"
     if (
         annotations.get(Annotation.OPERATOR_NAMESPACE) != namespace
-        or annotations.get(Annotation.OPERATOR_GROUP) != _meta(group).get("name")
+        or annotations.get(Annotation.OPERATOR_GROUP) != body.meta(group).get("name")
         or annotations.get(Annotation.TARGET_NAMESPACES) != build_target_namespaces(targets)
     ):
         return "its OperatorGroup annotations are not in step with the group yet"
@@ -266,7 +263,7 @@ def dangling_reason(copy: CopyMeta, parent: Mapping[str, Any] | None) -> str | N
     operator_ns = copy.annotations.get(Annotation.OPERATOR_NAMESPACE)
     if operator_ns is None:
         return "it has no olm.operatorNamespace annotation"
-    if parent is None or _meta(parent).get("deletionTimestamp"):
+    if parent is None or body.meta(parent).get("deletionTimestamp"):
         return f"its original {operator_ns}/{copy.name} is gone"
     status = parent.get("status") or {}
     if (
@@ -274,12 +271,12 @@ def dangling_reason(copy: CopyMeta, parent: Mapping[str, Any] | None) -> str | N
         and status.get("reason") == CsvReason.INTER_OPERATOR_GROUP_OWNER_CONFLICT
     ):
         return "its original failed with InterOperatorGroupOwnerConflict"
-    annotations = _meta(parent).get("annotations")
+    annotations = body.meta(parent).get("annotations")
     if annotations is not None and not contains(
         from_annotation(annotations.get(Annotation.TARGET_NAMESPACES)), copy.namespace
     ):
         return f"its original no longer targets namespace {copy.namespace}"
-    if _meta(parent).get("namespace") == copy.namespace:
+    if body.meta(parent).get("namespace") == copy.namespace:
         return "it sits in its original's namespace"
     return None
 
@@ -365,7 +362,7 @@ def _blocked_message(name: str, namespace: str, origin: str) -> str:
 def plan_copies(snapshot: CopySnapshot) -> CopyPlan:
     """Which copies of one original to create, update and delete."""
     original = snapshot.original
-    meta = _meta(original)
+    meta = body.meta(original)
     name, origin = str(meta.get("name") or ""), str(meta.get("namespace") or "")
     plan = CopyPlan(skipped=skip_reason(original, snapshot.group))
     if is_copied(original):
@@ -377,7 +374,7 @@ def plan_copies(snapshot: CopySnapshot) -> CopyPlan:
     if plan.skipped is not None or group is None:
         return plan
     targets = frozenset(status_namespaces(group) or ())
-    group_ns = str(_meta(group).get("namespace") or origin)
+    group_ns = str(body.meta(group).get("namespace") or origin)
     if snapshot.copies_enabled or not is_all(targets):
         wanted = {ns for ns in snapshot.namespaces if ns != group_ns and contains(targets, ns)}
         plan.clear_disabled_events = is_all(targets)

@@ -21,6 +21,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import body
 from olm.api.csv import CsvPhase
 from olm.api.labels import Annotation
 from olm.api.scope import CopyAnnotation
@@ -77,14 +78,10 @@ COPY_CACHED_ANNOTATIONS = (
 )
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
 def copy_metadata(copy: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a copied CSV the cache keeps: identity, labels, the annotations that say
     whose copy it is and whether it is in step. A thousand copies then cost kilobytes."""
-    meta = _meta(copy)
+    meta = body.meta(copy)
     annotations = meta.get("annotations") or {}
     kept: dict[str, Any] = {
         key: meta[key]
@@ -111,7 +108,7 @@ def copy_status(status: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def ref_of(obj: Mapping[str, Any]) -> ObjectRef:
-    meta = _meta(obj)
+    meta = body.meta(obj)
     return ObjectRef(
         str(obj.get("kind") or ""), str(meta.get("namespace") or ""), str(meta.get("name") or "")
     )
@@ -123,7 +120,7 @@ def in_step(desired: Mapping[str, Any], live: Mapping[str, Any] | None) -> bool:
     ClusterRole we write without an aggregationRule has none."""
     if live is None:
         return False
-    meta, live_meta = _meta(desired), _meta(live)
+    meta, live_meta = body.meta(desired), body.meta(live)
     for key in ("labels", "annotations"):
         if not is_subset(dict(meta.get(key) or {}), dict(live_meta.get(key) or {})):
             return False
@@ -191,7 +188,7 @@ def tenant_namespaces(csv: Mapping[str, Any], targets: Iterable[str] | None) -> 
     """The target namespaces that get copied Roles/RoleBindings (Single/MultiNamespace groups,
     the operator's own namespace aside)."""
     listed = list(targets or ())
-    namespace = str(_meta(csv).get("namespace") or "")
+    namespace = str(body.meta(csv).get("namespace") or "")
     if not listed or is_all(frozenset(listed)) or is_own_namespace_only(listed, namespace):
         return []
     return sorted(set(listed) - {namespace})
@@ -200,8 +197,8 @@ def tenant_namespaces(csv: Mapping[str, Any], targets: Iterable[str] | None) -> 
 def _permissions(snapshot: ScopeSnapshot, scopes: Iterable[str]) -> dict[str, bool]:
     owned_roles = [r for r in snapshot.roles if labelled_by(r, *_owner(snapshot.csv))]
     owned_bindings = [b for b in snapshot.role_bindings if labelled_by(b, *_owner(snapshot.csv))]
-    role_names = {str(_meta(r).get("name")) for r in owned_roles}
-    binding_names = {str(_meta(b).get("name")) for b in owned_bindings}
+    role_names = {str(body.meta(r).get("name")) for r in owned_roles}
+    binding_names = {str(body.meta(b).get("name")) for b in owned_bindings}
     met = {}
     for scope in scopes:
         rbac = snapshot.rbac.get(scope)
@@ -213,7 +210,7 @@ def _permissions(snapshot: ScopeSnapshot, scopes: Iterable[str]) -> dict[str, bo
 
 
 def _owner(csv: Mapping[str, Any]) -> tuple[str, str]:
-    return str(_meta(csv).get("name") or ""), str(_meta(csv).get("namespace") or "")
+    return str(body.meta(csv).get("name") or ""), str(body.meta(csv).get("namespace") or "")
 
 
 def _rbac_ready(
@@ -222,14 +219,14 @@ def _rbac_ready(
     """OLM widens RBAC once the CSV's group annotations are in step with its group (its
     operatorGroupFromAnnotations), whatever the CSV's phase; never for copies or a CSV being
     deleted."""
-    meta = _meta(csv)
+    meta = body.meta(csv)
     annotations = meta.get("annotations") or {}
     return (
         group is not None
         and not is_copied(csv)
         and not meta.get("deletionTimestamp")
         and annotations.get(Annotation.OPERATOR_NAMESPACE) == meta.get("namespace")
-        and annotations.get(Annotation.OPERATOR_GROUP) == _meta(group).get("name")
+        and annotations.get(Annotation.OPERATOR_GROUP) == body.meta(group).get("name")
         and annotations.get(Annotation.TARGET_NAMESPACES) == build_target_namespaces(targets)
     )
 
@@ -284,7 +281,7 @@ def decide_scope(snapshot: ScopeSnapshot) -> ScopePlan:
             )
             if only is not None:
                 rbac = ScopeRbacPlan(
-                    apply=[o for o in rbac.apply if _meta(o).get("namespace") == only],
+                    apply=[o for o in rbac.apply if body.meta(o).get("namespace") == only],
                     delete=[r for r in rbac.delete if r.namespace == only],
                     waiting_for_copies=[n for n in rbac.waiting_for_copies if n == only],
                     problem=rbac.problem,

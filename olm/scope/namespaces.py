@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from olm.api import body
 from olm.api.labels import OPERATOR_GROUP_UID_LABEL_PREFIX
 
 ALL_NAMESPACES = ""
@@ -66,7 +67,7 @@ def is_own_namespace_only(targets: Iterable[str], namespace: str) -> bool:
 
 def group_label_key(group: Mapping[str, Any]) -> str | None:
     """`olm.operatorgroup.uid/<uid>`, or None while the group has no uid (OLM: "Missing UID")."""
-    uid = str((group.get("metadata") or {}).get("uid") or "")
+    uid = str(body.meta(group).get("uid") or "")
     return OPERATOR_GROUP_UID_LABEL_PREFIX + uid if uid else None
 
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api.conditions import find_condition, set_condition
 from olm.api.operatorgroup import ConditionStatus
 from olm.api.scope import OlmConfigConditionType, OlmConfigMessage, OlmConfigReason
 
@@ -70,38 +71,6 @@ def olm_config_condition(enabled: bool, off_target: bool) -> tuple[ConditionStat
     )
 
 
-def _timestamp(now: datetime.datetime) -> str:
-    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _set_condition(
-    conditions: list[dict[str, Any]],
-    kind: str,
-    status: ConditionStatus,
-    reason: str,
-    message: str,
-    now: datetime.datetime,
-) -> list[dict[str, Any]]:
-    """apimachinery's SetStatusCondition: one entry per type, lastTransitionTime kept while the
-    status does not change, other entries untouched."""
-    current = next((c for c in conditions if c.get("type") == kind), None)
-    since = (
-        current.get("lastTransitionTime")
-        if current is not None and current.get("status") == status.value
-        else None
-    )
-    wanted = {
-        "type": kind,
-        "status": status.value,
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": since or _timestamp(now),
-    }
-    if current is None:
-        return [*conditions, wanted]
-    return [{**c, **wanted} if c is current else c for c in conditions]
-
-
 def plan_olm_config(olm_config: Mapping[str, Any], snapshot: OlmConfigSnapshot) -> OlmConfigPlan:
     """Wake every global CSV whose copies are not as the toggle wants them, and keep the
     condition in step (written only when type, status, reason or message change)."""
@@ -113,7 +82,7 @@ def plan_olm_config(olm_config: Mapping[str, Any], snapshot: OlmConfigSnapshot) 
     status, reason, message = olm_config_condition(snapshot.enabled, bool(wake))
     existing = list((olm_config.get("status") or {}).get("conditions") or [])
     kind = OlmConfigConditionType.DISABLED_COPIED_CSVS.value
-    current = next((c for c in existing if c.get("type") == kind), None)
+    current = find_condition(existing, kind)
     plan = OlmConfigPlan(wake_csvs=wake)
     if current is None or (
         current.get("status"),
@@ -124,6 +93,6 @@ def plan_olm_config(olm_config: Mapping[str, Any], snapshot: OlmConfigSnapshot) 
         reason,
         message,
     ):
-        conditions = _set_condition(existing, kind, status, reason, message, snapshot.now)
+        conditions = set_condition(existing, kind, status, reason, message, snapshot.now)
         plan.status = {"conditions": conditions}
     return plan

@@ -36,6 +36,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from olm.api import body
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
 from olm.api.scope import NAMESPACES_VIEW_RULE
@@ -53,14 +54,6 @@ class ObjectRef(NamedTuple):
     name: str
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return _meta(obj).get("labels") or {}
-
-
 def owner_labels(name: str, namespace: str) -> dict[str, str]:
     """OLM's `ownerutil.OwnerLabel` for a CSV (the three owner keys, no olm.managed)."""
     return {
@@ -72,14 +65,14 @@ def owner_labels(name: str, namespace: str) -> dict[str, str]:
 
 def labelled_by(obj: Mapping[str, Any], name: str, namespace: str) -> bool:
     """Matches OLM's CSVOwnerSelector (the owner labels name this CSV)."""
-    labels = _labels(obj)
+    labels = body.labels(obj)
     return all(labels.get(k) == v for k, v in owner_labels(name, namespace).items())
 
 
 def referenced_by(obj: Mapping[str, Any], uid: str) -> bool:
     """OLM's `ownerutil.IsOwnedBy`: an ownerReference carries this uid."""
     return bool(uid) and any(
-        ref.get("uid") == uid for ref in _meta(obj).get("ownerReferences") or []
+        ref.get("uid") == uid for ref in body.meta(obj).get("ownerReferences") or []
     )
 
 
@@ -89,7 +82,7 @@ def lift_role(role: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": RBAC_API_VERSION,
         "kind": "ClusterRole",
-        "metadata": {"name": _meta(role).get("name"), "labels": dict(_labels(role))},
+        "metadata": {"name": body.meta(role).get("name"), "labels": dict(body.labels(role))},
         "rules": rules,
     }
 
@@ -100,7 +93,7 @@ def lift_role_binding(binding: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": RBAC_API_VERSION,
         "kind": "ClusterRoleBinding",
-        "metadata": {"name": _meta(binding).get("name"), "labels": dict(_labels(binding))},
+        "metadata": {"name": body.meta(binding).get("name"), "labels": dict(body.labels(binding))},
         "subjects": _copy.deepcopy(list(binding.get("subjects") or [])),
         "roleRef": {
             "apiGroup": role_ref.get("apiGroup", "rbac.authorization.k8s.io"),
@@ -114,20 +107,20 @@ def _tenant_meta(
     obj: Mapping[str, Any], name: str, namespace: str, operator_ns: str, copy_uid: str
 ) -> dict[str, Any]:
     labels = {
-        **_labels(obj),
+        **body.labels(obj),
         **owner_labels(name, namespace),
         Label.COPIED_FROM.value: operator_ns,
         Label.MANAGED.value: "true",
     }
     copied_csv = {"metadata": {"name": name, "uid": copy_uid}}
     meta: dict[str, Any] = {
-        "name": _meta(obj).get("name"),
+        "name": body.meta(obj).get("name"),
         "namespace": namespace,
         "labels": labels,
         "ownerReferences": [owner_reference(copied_csv, kind=KINDS[Kind.CLUSTER_SERVICE_VERSION])],
     }
-    if _meta(obj).get("annotations"):
-        meta["annotations"] = dict(_meta(obj)["annotations"])
+    if body.meta(obj).get("annotations"):
+        meta["annotations"] = dict(body.meta(obj)["annotations"])
     return meta
 
 
@@ -170,10 +163,10 @@ def without_own(
     view = CsvView.of(csv)
 
     def lifted(obj: Mapping[str, Any], names: Collection[str]) -> bool:
-        return _meta(obj).get("name") in names and labelled_by(obj, view.name, view.namespace)
+        return body.meta(obj).get("name") in names and labelled_by(obj, view.name, view.namespace)
 
     def tenant(obj: Mapping[str, Any]) -> bool:
-        labels = _labels(obj)
+        labels = body.labels(obj)
         return (
             labels.get(Label.COPIED_FROM) == view.namespace
             and labels.get(Label.OWNER) == view.name
@@ -250,14 +243,14 @@ def plan_scope_rbac(snapshot: ScopeRbacSnapshot) -> ScopeRbacPlan:
     name, operator_ns = view.name, view.namespace
     roles = sorted(
         (r for r in snapshot.roles if labelled_by(r, name, operator_ns)),
-        key=lambda r: str(_meta(r).get("name")),
+        key=lambda r: str(body.meta(r).get("name")),
     )
     bindings = sorted(
         (b for b in snapshot.role_bindings if labelled_by(b, name, operator_ns)),
-        key=lambda b: str(_meta(b).get("name")),
+        key=lambda b: str(body.meta(b).get("name")),
     )
-    role_names = {str(_meta(r).get("name")) for r in roles}
-    binding_names = {str(_meta(b).get("name")) for b in bindings}
+    role_names = {str(body.meta(r).get("name")) for r in roles}
+    binding_names = {str(body.meta(b).get("name")) for b in bindings}
     targets = frozenset(snapshot.targets)
     everywhere = is_all(targets)
     tenant_namespaces = (
@@ -294,7 +287,7 @@ def plan_scope_rbac(snapshot: ScopeRbacSnapshot) -> ScopeRbacPlan:
         plan.apply.extend(
             tenant_role_binding(b, name, namespace, operator_ns, copy_uid)
             for b in trusted_bindings
-            if ObjectRef("RoleBinding", namespace, str(_meta(b).get("name"))) not in existing
+            if ObjectRef("RoleBinding", namespace, str(body.meta(b).get("name"))) not in existing
         )
 
     for ref in sorted(existing):
@@ -326,19 +319,21 @@ def existing_scope_objects(
         ("ClusterRoleBinding", cluster_role_bindings),
     ):
         found.extend(
-            ObjectRef(kind, "", str(_meta(o).get("name")))
+            ObjectRef(kind, "", str(body.meta(o).get("name")))
             for o in items
             if labelled_by(o, view.name, view.namespace)
         )
     for kind, items in (("Role", roles), ("RoleBinding", role_bindings)):
         for obj in items:
-            labels = _labels(obj)
+            labels = body.labels(obj)
             if (
                 labels.get(Label.COPIED_FROM) == view.namespace
                 and labels.get(Label.OWNER) == view.name
                 and labels.get(Label.OWNER_KIND) == CSV_KIND
             ):
                 found.append(
-                    ObjectRef(kind, str(_meta(obj).get("namespace")), str(_meta(obj).get("name")))
+                    ObjectRef(
+                        kind, str(body.meta(obj).get("namespace")), str(body.meta(obj).get("name"))
+                    )
                 )
     return sorted(found)

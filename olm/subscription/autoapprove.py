@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.installplan import Approval
 from olm.api.versionpolicy import (
     AUTO_APPROVE_ANNOTATION,
@@ -82,9 +83,7 @@ def step_size(installed_version: str, version: str, installed: str = "") -> str 
 
 def policy_of(subscription: Mapping[str, Any]) -> AutoApprove | str | None:
     """The Subscription's policy, the raw text when it is not one, None without annotation."""
-    value = ((subscription.get("metadata") or {}).get("annotations") or {}).get(
-        AUTO_APPROVE_ANNOTATION
-    )
+    value = body.annotations(subscription).get(AUTO_APPROVE_ANNOTATION)
     if value is None:
         return None
     text = str(value).strip()

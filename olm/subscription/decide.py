@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api.conditions import find_condition, remove_conditions, timestamp
 from olm.api.installplan import Approval, ConditionStatus, InstallPlanPhase
 from olm.api.subscription import (
     RESOLUTION_FAILED_EVENT,
@@ -73,11 +74,8 @@ from olm.subscription.status import (
     LAST_UPDATED,
     catalog_condition,
     catalog_health,
-    find,
-    remove_conditions,
     set_condition,
     status_patch,
-    timestamp,
 )
 
 # A catalog in scope is not loaded yet (olm-py just started): look again after this long.
@@ -264,7 +262,7 @@ def _resolution_conditions(snapshot: Snapshot, result: Resolved, failures: Failu
         )
         if name in failures:
             reason, message = failures[name]
-            before = find(conditions, Types.RESOLUTION_FAILED)
+            before = find_condition(conditions, Types.RESOLUTION_FAILED)
             conditions = set_condition(
                 conditions,
                 Types.RESOLUTION_FAILED,

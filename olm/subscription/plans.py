@@ -18,6 +18,8 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from olm.api import body
+from olm.api.conditions import find_condition
 from olm.api.installplan import (
     Approval,
     ConditionStatus,
@@ -73,14 +75,14 @@ def owned_by(plan: Obj, subscription_uids: Iterable[str]) -> bool:
     uids = set(subscription_uids)
     return any(
         o.get("kind") == SUBSCRIPTION.kind.value and o.get("uid") in uids
-        for o in (plan.get("metadata") or {}).get("ownerReferences") or []
+        for o in body.meta(plan).get("ownerReferences") or []
     )
 
 
 def unwritten(plan: Obj, subscription_uids: Iterable[str]) -> bool:
     """Created by olm-py for these Subscriptions, but its status was never written (no phase
     and no steps: a plan whose phase alone someone cleared is not one, OLM's e2e suite does)."""
-    meta = plan.get("metadata") or {}
+    meta = body.meta(plan)
     return (
         phase(plan) == InstallPlanPhase.NONE
         and not (plan.get("status") or {}).get("plan")
@@ -106,7 +108,7 @@ def reusable(
         for p in plans.values()
         if csv_names(p) == wanted
         and phase(p) != InstallPlanPhase.FAILED
-        and not (p.get("metadata") or {}).get("deletionTimestamp")
+        and not body.meta(p).get("deletionTimestamp")
         and owned_by(p, uids)
     ]
     found.sort(
@@ -252,9 +254,7 @@ def reference(plan: Obj) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def installed_condition(plan: Obj) -> Mapping[str, Any]:
     conditions = (plan.get("status") or {}).get("conditions") or []
-    return next(
-        (c for c in conditions if c.get("type") == InstallPlanConditionType.INSTALLED.value), {}
-    )
+    return find_condition(conditions, InstallPlanConditionType.INSTALLED) or {}
 
 
 def plan_message(plan: Obj) -> str:

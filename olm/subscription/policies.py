@@ -17,6 +17,8 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from olm.api import body
+from olm.api.conditions import find_condition, remove_conditions
 from olm.api.csv import CsvPhase
 from olm.api.installplan import ConditionStatus, InstallPlanPhase
 from olm.api.planpolicy import SHARED_PLAN_ANNOTATION
@@ -38,7 +40,7 @@ from olm.resolution.model import Candidate
 from olm.subscription.autoapprove import Move, approve_new_plan, invalid_message, policy_of
 from olm.subscription.resolve import rollback_target
 from olm.subscription.snapshot import NamespaceEvent, Snapshot
-from olm.subscription.status import find, remove_conditions, set_condition
+from olm.subscription.status import set_condition
 
 WARNING = "Warning"
 
@@ -102,7 +104,7 @@ def version_held(
             continue
         reason, message = holds[name]
         status = statuses[name]
-        before = find(status.get("conditions") or [], OlmPyConditionType.VERSION_HELD)
+        before = find_condition(status.get("conditions") or [], OlmPyConditionType.VERSION_HELD)
         within = reason == VersionHeldReason.WITHIN_VERSION_RANGE.value
         status["conditions"] = set_condition(
             status.get("conditions") or [],
@@ -155,7 +157,7 @@ def rollback_plans(
     return {
         name: plan
         for name, plan in plans.items()
-        if ROLLBACK_PLAN_ANNOTATION in ((plan.get("metadata") or {}).get("annotations") or {})
+        if ROLLBACK_PLAN_ANNOTATION in body.annotations(plan)
         and not (unfinished and (plan.get("status") or {}).get("phase") in finished)
     }
 
@@ -194,7 +196,7 @@ def rolled_back_from(subscription: Mapping[str, Any], snapshot: Snapshot) -> lis
         name
         for name, csv in snapshot.csvs.items()
         if (csv.get("spec") or {}).get("replaces") == target
-        and not (csv.get("metadata") or {}).get("deletionTimestamp")
+        and not body.meta(csv).get("deletionTimestamp")
     )
 
 
@@ -218,7 +220,7 @@ def request_done(subscription: Mapping[str, Any], status: Mapping[str, Any]) -> 
     is carried out once (a later upgrade is not rolled back again)."""
     if not rollback_target(subscription):
         return False
-    found = find(status.get("conditions") or [], OlmPyConditionType.ROLLBACK)
+    found = find_condition(status.get("conditions") or [], OlmPyConditionType.ROLLBACK)
     return found is not None and found.get("reason") == RollbackReason.ROLLED_BACK.value
 
 
@@ -232,7 +234,7 @@ def rollback_condition(
     target = rollback_target(subscription)
     if not target:
         # Done and its request removed: RolledBack stays while that CSV is what is installed.
-        said = find(conditions, OlmPyConditionType.ROLLBACK)
+        said = find_condition(conditions, OlmPyConditionType.ROLLBACK)
         installed_now = str(status.get("installedCSV") or "")
         if not (
             said is not None
@@ -246,7 +248,7 @@ def rollback_condition(
     name, namespace = meta["name"], meta.get("namespace", "")
     installed, current = status.get("installedCSV"), status.get("currentCSV")
     plan = str((status.get("installPlanRef") or {}).get("name") or "")
-    failed = find(conditions, SubscriptionConditionType.RESOLUTION_FAILED)
+    failed = find_condition(conditions, SubscriptionConditionType.RESOLUTION_FAILED)
     phase = str(((snapshot.csvs.get(target) or {}).get("status") or {}).get("phase") or "")
     plan_phase = ((snapshot.plans.get(plan) or {}).get("status") or {}).get("phase")
     # Done once the target runs again and nothing replaces it (a CSV a bad upgrade was

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.versionpolicy import ROLLBACK_ANNOTATION, VERSION_RANGE_ANNOTATION
 from olm.catalogsource.source import BUNDLE_UNPACK_RULE
 from olm.installplan.steps import Step, plan_bundle
@@ -51,7 +52,7 @@ def _spec(obj: Obj) -> Mapping[str, Any]:
 
 def annotated_package(csv: Obj) -> str:
     """The package named by the CSV's properties annotation (set on CSVs OLM creates)."""
-    text = ((csv.get("metadata") or {}).get("annotations") or {}).get(PROPERTIES_ANNOTATION)
+    text = body.annotations(csv).get(PROPERTIES_ANNOTATION)
     try:
         properties = json.loads(text or "{}").get("properties") or []
     except (TypeError, ValueError, AttributeError):
@@ -208,13 +209,13 @@ def resolve(snapshot: Snapshot, statuses: Mapping[str, Mapping[str, Any]]) -> Re
 
 def version_range_of(subscription: Obj) -> str:
     """olm-py's version range annotation ("" without one): olm.api.versionpolicy."""
-    annotations = (subscription.get("metadata") or {}).get("annotations") or {}
+    annotations = body.annotations(subscription)
     return str(annotations.get(VERSION_RANGE_ANNOTATION) or "")
 
 
 def rollback_target(subscription: Obj) -> str:
     """The CSV `olm rollback` asked to go back to ("" without one): olm.api.versionpolicy."""
-    annotations = (subscription.get("metadata") or {}).get("annotations") or {}
+    annotations = body.annotations(subscription)
     return str(annotations.get(ROLLBACK_ANNOTATION) or "").strip()
 
 

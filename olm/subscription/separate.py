@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.planpolicy import PLAN_PER_SUBSCRIPTION_ANNOTATION
 from olm.resolution.model import Candidate
 
@@ -42,7 +43,7 @@ class PlanGroup:
 def enabled(namespace: Mapping[str, Any] | None, groups: Sequence[Mapping[str, Any]]) -> bool:
     """The opt-in: the annotation on the namespace or on any OperatorGroup in it."""
     for obj in [namespace or {}, *groups]:
-        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        annotations = body.annotations(obj)
         if str(annotations.get(PLAN_PER_SUBSCRIPTION_ANNOTATION, "")).strip().lower() == TRUE:
             return True
     return False

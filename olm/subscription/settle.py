@@ -18,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
+from olm.api.conditions import remove_conditions
 from olm.api.installplan import ConditionStatus, InstallPlanPhase
 from olm.api.planpolicy import SHARED_PLAN_ANNOTATION
 from olm.api.subscription import SubscriptionConditionType, SubscriptionReason, SubscriptionState
 from olm.subscription import plans as ip
 from olm.subscription.snapshot import Snapshot
-from olm.subscription.status import remove_conditions, set_condition
+from olm.subscription.status import set_condition
 
 Types = SubscriptionConditionType
 Status = dict[str, Any]
@@ -44,7 +46,7 @@ def _plan_condition(reference: str, plan: Mapping[str, Any]) -> PlanCondition | 
         # The plan's own message only, as OLM: scripts (and OLM's e2e suite) match the
         # condition's message exactly, and a plan waiting for approval has none. A plan
         # olm-py's plan-per-subscription opt-in left joint says which Subscriptions share it.
-        annotations = (plan.get("metadata") or {}).get("annotations") or {}
+        annotations = body.annotations(plan)
         shared = str(annotations.get(SHARED_PLAN_ANNOTATION) or "")
         return Types.INSTALL_PLAN_PENDING, reason, ip.plan_message(plan) or shared
     if phase == InstallPlanPhase.FAILED:

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import body
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE, CatalogSourceReason
 from olm.api.kinds import KINDS, Kind
 from olm.catalog.model import Catalog
@@ -102,7 +103,7 @@ class Snapshot:
         if space is None:
             return True
         return bool(
-            (space.get("metadata") or {}).get("deletionTimestamp")
+            body.meta(space).get("deletionTimestamp")
             or (space.get("status") or {}).get("phase") == "Terminating"
         )
 
@@ -119,7 +120,7 @@ def catalogs_in_scope(
     object (about to be dropped) is ignored; so is the content of one `trust` rules out."""
     found = []
     for source in sources:
-        meta = source.get("metadata") or {}
+        meta = body.meta(source)
         space, name = meta.get("namespace") or "", meta.get("name") or ""
         if space not in (namespace, global_namespace) or meta.get("deletionTimestamp"):
             continue

@@ -15,24 +15,16 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
+from olm.api.conditions import SUBSCRIPTION_CONDITION, Condition, timestamp
+from olm.api.conditions import set_condition as conditions_set
 from olm.api.installplan import ConditionStatus
 from olm.api.subscription import SubscriptionReason
 from olm.subscription.snapshot import CatalogInScope
 
-Condition = dict[str, Any]
 Status = dict[str, Any]
 LAST_UPDATED = "lastUpdated"
 ALL_HEALTHY_MESSAGE = "all available catalogsources are healthy"
 NO_CATALOGS_MESSAGE = "dependency resolution requires at least one catalogsource"
-
-
-def timestamp(now: datetime.datetime) -> str:
-    """RFC 3339 at second precision, UTC (as metav1.Time serialises)."""
-    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def find(conditions: Sequence[Condition], kind: StrEnum) -> Condition | None:
-    return next((c for c in conditions if c.get("type") == kind.value), None)
 
 
 def set_condition(
@@ -44,33 +36,9 @@ def set_condition(
     now: datetime.datetime,
 ) -> list[Condition]:
     """The list with `kind` set (OLM's SetCondition: replaced in place, else appended)."""
-    current = find(conditions, kind)
-    if current is not None and (
-        current.get("status"),
-        current.get("reason", ""),
-        current.get("message", ""),
-    ) == (status.value, reason, message):
-        return list(conditions)
-    wanted: Condition = {"type": kind.value, "status": status.value}
-    if reason:
-        wanted["reason"] = reason
-    if message:
-        wanted["message"] = message
-    wanted["lastTransitionTime"] = (
-        current["lastTransitionTime"]
-        if current is not None
-        and current.get("status") == status.value
-        and current.get("lastTransitionTime")
-        else timestamp(now)
+    return conditions_set(
+        conditions, kind, status, reason, message, now, style=SUBSCRIPTION_CONDITION
     )
-    if current is None:
-        return [*conditions, wanted]
-    return [wanted if c is current else c for c in conditions]
-
-
-def remove_conditions(conditions: Sequence[Condition], *kinds: StrEnum) -> list[Condition]:
-    names = {k.value for k in kinds}
-    return [c for c in conditions if c.get("type") not in names]
 
 
 def _value(value: Any) -> Any:

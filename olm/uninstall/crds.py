@@ -16,21 +16,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.cleanup import CLEANUP_ANNOTATION, CLEANUP_OPERATORS_ANNOTATION, CleanupPolicy
 from olm.csv.replacement import is_copy
-from olm.operator import objects
 from olm.operator.objects import owned_crd_names
 
 Obj = Mapping[str, Any]
 SHOWN = 10  # custom resources named per CRD; the rest are counted
 
 
-# The shared readers of plain objects (olm.operator.objects).
-_meta, _name, _ns = objects.meta, objects.name, objects.namespace
-
-
-def _annotations(obj: Obj) -> Mapping[str, str]:
-    return _meta(obj).get("annotations") or {}
+# The shared readers of plain object bodies (olm.api.body).
+_meta, _name, _ns = body.meta, body.name, body.namespace
+_annotations = body.annotations
 
 
 @dataclass(frozen=True)

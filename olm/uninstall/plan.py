@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import body
 from olm.api.cleanup import (
     CLEANUP_ANNOTATION,
     DEFAULT_CLEANUP,
@@ -32,7 +33,6 @@ from olm.api.cleanup import (
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
 from olm.csv.replacement import is_copy
-from olm.operator import objects
 from olm.operator.names import component_label_key, package_operator_name
 from olm.operator.objects import owned_crd_names
 from olm.uninstall.crds import (
@@ -122,12 +122,9 @@ class Plan:
         )
 
 
-# The shared readers of plain objects (olm.operator.objects).
-_meta, _name, _ns = objects.meta, objects.name, objects.namespace
-
-
-def _annotations(obj: Obj) -> Mapping[str, str]:
-    return _meta(obj).get("annotations") or {}
+# The shared readers of plain object bodies (olm.api.body).
+_meta, _name, _ns = body.meta, body.name, body.namespace
+_annotations = body.annotations
 
 
 def _ref(obj: Obj, kind: str = "", api_version: str = "") -> Ref:

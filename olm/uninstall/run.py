@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from olm.api import body
 from olm.api.cleanup import CleanupPolicy
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
@@ -176,7 +177,7 @@ def custom_resources(gateway: KubeGateway, crd: Mapping[str, Any]) -> Remaining:
             continue
         keys = sorted(
             "/".join(p for p in (m.get("namespace"), m.get("name")) if p)
-            for m in ((item.get("metadata") or {}) for item in items)
+            for m in (body.meta(item) for item in items)
         )
         return Remaining(kind, tuple(keys))
     return Remaining(kind, error="; ".join(errors) or "it serves no version")

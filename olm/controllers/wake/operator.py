@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api.body import labels, meta, name, namespace
 from olm.api.labels import Label
 from olm.api.operator import COMPONENT_KINDS
 from olm.controllers.queue import WorkKey, WorkKind
 from olm.controllers.store import STORE_KIND_OF, StoreKind, StoreReader
 from olm.operator.names import operator_names
-from olm.operator.objects import CSV_KIND, labels, meta, name, namespace, owned_crd_names
+from olm.operator.objects import CSV_KIND, owned_crd_names
 
 # The store kinds of the component kinds (each change may move an Operator's components).
 COMPONENT_STORE_KINDS = frozenset(STORE_KIND_OF[c.kind] for c in COMPONENT_KINDS)

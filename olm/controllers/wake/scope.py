@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api.body import meta as _meta
+from olm.api.body import name as _name
 from olm.api.csv import CsvPhase, CsvReason
 from olm.api.installplan import InstallPlanPhase
 from olm.api.kinds import Kind
@@ -33,8 +35,6 @@ from olm.controllers.queue import WorkKey, WorkKind
 from olm.controllers.scope.cache import terminating
 from olm.controllers.store import StoreKind, StoreReader
 from olm.installplan.status import ATTENUATED_REF
-from olm.operator.objects import meta as _meta
-from olm.operator.objects import name as _name
 from olm.operator.objects import owned_crd_names
 from olm.scope.apiroles import CRD_OWNER_KIND
 from olm.scope.copies import copied_status_hash, status_digest, status_edited

@@ -29,6 +29,8 @@ from typing import Any
 
 import kopf
 
+from olm.api import body
+from olm.api.backoff import exponential_backoff
 from olm.kube.client import api_client
 from olm.kube.gateway import Gateway, GatewayError, NotFound, register_resource
 from olm.samples.memcached.server import DEFAULT_PORT, serve_in_background
@@ -123,14 +125,14 @@ def register(registry: kopf.OperatorRegistry, reconciler: MemcachedReconciler) -
     @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
     def memcached_changed(**kwargs: Any) -> None:
         event = kwargs["event"]
-        meta = (event.get("object") or {}).get("metadata") or {}
+        meta = body.meta(event.get("object") or {})
         if event.get("type") != "DELETED":
             _safely(reconciler, meta["namespace"], meta["name"])
 
     @kopf.on.event("", "v1", "pods", labels={APP_LABEL: kopf.PRESENT}, registry=registry)
     def pod_changed(**kwargs: Any) -> None:
         event = kwargs["event"]
-        meta = (event.get("object") or {}).get("metadata") or {}
+        meta = body.meta(event.get("object") or {})
         _safely(reconciler, meta["namespace"], meta["labels"][APP_LABEL])
 
     kopf.on.login(registry=registry)(kopf.login_via_client)
@@ -155,7 +157,7 @@ def _safely(
             _retries[key] = attempts
         if pending:  # the retry already scheduled covers this event too
             return
-        delay = min(RETRY_MAX_SECONDS, RETRY_FIRST_SECONDS * 2 ** (attempts - 1))
+        delay = exponential_backoff(attempts, RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS)
         log.warning(
             "reconciling %s/%s failed: %s; trying again in %.0f s", namespace, name, exc, delay
         )

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
+from olm.api.conditions import remove_conditions, set_condition
 from olm.api.operatorgroup import (
     OLM_PY_CONDITION_TYPES,
     OLM_PY_REASONS,
@@ -20,7 +21,6 @@ from olm.api.operatorgroup import (
     UpgradeStrategy,
     upgrade_strategy,
 )
-from olm.groups.conditions import remove_condition, set_condition
 
 CRD = Path(__file__).resolve().parents[3] / "manifests" / "crds" / "operatorgroups.yaml"
 NOW = datetime.datetime(2026, 5, 6, 7, 8, 9, tzinfo=datetime.UTC)
@@ -97,7 +97,7 @@ def test_set_condition_keeps_place_and_extra_fields() -> None:
     assert [c["type"] for c in updated] == ["X", "A"]
     assert updated[1]["observedGeneration"] == 3 and updated[1]["lastTransitionTime"] == "t"
     assert existing[1].get("reason") is None, "the input is not modified"
-    assert remove_condition(updated, "A") == [{"type": "X", "status": "True"}]
+    assert remove_conditions(updated, "A") == [{"type": "X", "status": "True"}]
 
 
 # ----- the CRD schema --------------------------------------------------------------------------

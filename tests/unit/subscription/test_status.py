@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from olm.api.conditions import remove_conditions
 from olm.api.installplan import ConditionStatus
 from olm.api.subscription import SubscriptionConditionType as T
 from olm.subscription.snapshot import CatalogInScope, LoadedCatalog
 from olm.subscription.status import (
     catalog_health,
-    remove_conditions,
     set_condition,
     status_patch,
 )
