@@ -83,6 +83,23 @@ class ControlPlane:
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 
 
+# The folders of tests/ whose tests carry the folder's name as a marker (`pytest -m unit`).
+FOLDER_MARKERS = ("unit", "integration", "e2e", "parity")
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by the folder it lives in, before `-m` selects by marker."""
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue  # a test outside tests/ (a path given on the command line)
+        if folder in FOLDER_MARKERS:
+            item.add_marker(folder)
+
+
 def _test_state_root() -> Path:
     return default_state_dir().parent / "pytest"
 
