@@ -11,7 +11,8 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import REPO, STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.paths import REPO
 
 SAMPLE = REPO / "manifests" / "samples" / "memcached-operator"
 

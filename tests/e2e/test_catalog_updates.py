@@ -18,9 +18,10 @@ from olm.catalog.formats import bundle_properties
 from olm.catalog.model import Bundle, Entry
 from olm.catalog.render import to_yaml
 from olm.catalog.samples import build
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import operator_group, phase
 from tests.e2e.test_subscriptions import approve, plan_for, subscribe, subscription
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
 
 V1, V2, V3 = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2", "memcached-operator.v0.0.3"
 
@@ -319,7 +320,7 @@ def test_a_configmap_catalog_is_read_and_its_plans_explain_unserved_kinds(
     Kubernetes no longer serves, fail the InstallPlan with a message that says so."""
     import yaml
 
-    from tests.conftest import SHARED
+    from tests.support.paths import SHARED
 
     configmap = yaml.safe_load(
         (SHARED / "fixtures" / "configmap-catalog" / "configmap.example.yaml").read_text()

@@ -27,8 +27,9 @@ import olm
 from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import DevCluster
 from olm.devcluster.progress import Progress
-from tests.conftest import REPO, STEP_TIMEOUT, ControlPlane, _test_state_root, wait_for
 from tests.e2e.stories import SAMPLE, operator_group, phase, wait_phase
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, session_state_root, wait_for
+from tests.support.paths import REPO
 
 CHART = REPO / "charts" / "olm-py"
 # The chart has no default image; on the local cluster, pods of any `.../olm-py` image run as
@@ -57,7 +58,7 @@ def fresh_cluster(tag: str) -> Iterator[ControlPlane]:
     """A new local cluster with nothing of OLM in it, stopped afterwards."""
     binaries = ensure_binaries(progress=Progress())
     # `session-...-<pid>`: a crashed run's cluster is stopped by the next session's sweep.
-    state = _test_state_root() / f"session-{tag}-{os.getpid()}"
+    state = session_state_root() / f"session-{tag}-{os.getpid()}"
     cluster = DevCluster(state, binaries=binaries, progress=Progress())
     cluster.down()
     cluster.up()

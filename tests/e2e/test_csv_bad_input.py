@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import (
     apply,
     minimal_csv,
@@ -31,6 +30,8 @@ from tests.e2e.stories import (
     warning_events,
     with_deployment_spec,
 )
+from tests.support.cluster import ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
 
 ANNOTATION_LIMIT = 262144
 # Longer than olm-py's retry of a failed install (30 s): a retry that wrote would show.

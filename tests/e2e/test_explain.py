@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import (
     apply,
     minimal_csv,
@@ -27,6 +26,8 @@ from tests.e2e.stories import (
 from tests.e2e.test_group_conflicts import API, provided, widget_operator
 from tests.e2e.test_install_policy import admission_policy
 from tests.e2e.test_subscriptions import condition, plan_for, subscribe, subscription
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
 
 pytestmark = pytest.mark.e2e
 

@@ -31,11 +31,12 @@ from cryptography import x509
 
 from olm.install import certs
 from olm.packages import registration
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import operator_group, phase, write_first_bundle_catalog
 from tests.e2e.test_catalog_updates import V1, Server
 from tests.e2e.test_image_catalogs import registry  # noqa: F401 - the fixture, reused
 from tests.e2e.test_subscriptions import subscribe
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
 
 OLM_NAMESPACE = "olm"  # where the host's `olm run` registers the PackageManifest API
 

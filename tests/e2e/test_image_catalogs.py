@@ -25,14 +25,6 @@ from olm.image.cache import BlobCache
 from olm.image.manifest import OCI_LAYER_GZIP
 from olm.image.pull import Options, push
 from olm.image.reference import parse
-from tests.conftest import (
-    SESSION_ID,
-    SESSION_LABEL,
-    STEP_TIMEOUT,
-    ControlPlane,
-    OlmOperator,
-    wait_for,
-)
 from tests.e2e.stories import operator_group, phase
 from tests.e2e.test_catalog_updates import V3, write_catalog
 from tests.e2e.test_subscriptions import (
@@ -56,6 +48,8 @@ from tests.integration.test_image_registry import (
     stop_registry,
     token_registry,  # noqa: F401 - the bearer-token registry fixture, reused
 )
+from tests.support.cluster import SESSION_ID, SESSION_LABEL, STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
 
 SOURCE = "images"
 

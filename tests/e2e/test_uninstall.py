@@ -9,9 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
 from tests.e2e.stories import operator_group
 from tests.e2e.test_subscriptions import NEW, OLD, approve, plan_for, plans, subscribe
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
 
 PACKAGE = "memcached-operator"
 CRD = "memcacheds.cache.example.com"

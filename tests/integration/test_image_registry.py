@@ -35,7 +35,7 @@ from olm.image.manifest import OCI_INDEX, OCI_LAYER_GZIP
 from olm.image.pull import Options, label_of, pull, push, resolve
 from olm.image.reference import parse
 from olm.image.scheme import speaks_tls
-from tests.conftest import SHARED
+from tests.support.paths import SHARED
 
 BUNDLE = SHARED / "fixtures" / "operator-sdk-memcached" / "bundle"
 

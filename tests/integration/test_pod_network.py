@@ -25,7 +25,7 @@ from cryptography.x509.oid import NameOID
 
 from olm.devcluster import network
 from olm.samples.echo_webhook import REFUSE_ANNOTATION
-from tests.conftest import STEP_TIMEOUT, ControlPlane
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane
 
 
 @pytest.fixture

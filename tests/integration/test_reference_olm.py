@@ -29,7 +29,8 @@ from olm.devcluster.reference import (
     reference_dir,
     wait_for_health_ports,
 )
-from tests.conftest import REPO, ControlPlane, wait_for
+from tests.support.cluster import ControlPlane, wait_for
+from tests.support.paths import REPO
 
 SAMPLE = REPO / "manifests" / "samples" / "memcached-operator"
 

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import REPO
 from tests.parity.harness import (
     reference_available,
     reference_kind,
@@ -27,6 +26,7 @@ from tests.parity.harness import (
 )
 from tests.parity.normalize import Difference, diff_runs, load_known, unlisted
 from tests.parity.scenarios import SCENARIOS, Scenario, Snapshots
+from tests.support.paths import REPO
 
 pytestmark = pytest.mark.parity
 

@@ -31,7 +31,7 @@ from olm.install.webhooks import (
     plan_install,
     stale_configs,
 )
-from tests.conftest import SHARED
+from tests.support.paths import SHARED
 from tests.unit.test_csv_phase import GROUP, NO_RBAC, NOW, NS, csv, healthy
 
 CORPUS = SHARED / "corpus" / "community-operators"
