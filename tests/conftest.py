@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,10 @@ from olm.devcluster.process import log_tail
 from olm.devcluster.progress import Progress
 from tests.support.cluster import ControlPlane, fresh_namespace, session_state_root
 from tests.support.olm_run import KubectlOperator, OlmOperator
+from tests.support.registry import (
+    Cdn,
+    catalog_image,
+)
 
 REUSE_ENV = "OLM_TEST_CLUSTER"
 
@@ -224,3 +230,17 @@ def kubectl_operator(
         return result
 
     return run
+
+
+@pytest.fixture
+def token_registry() -> Iterator[str]:
+    Cdn.image = catalog_image()
+    Cdn.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Cdn)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -21,7 +21,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.stories import (
+from tests.support.cluster import ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import (
     apply,
     minimal_csv,
     operator_group,
@@ -30,8 +32,6 @@ from tests.e2e.stories import (
     warning_events,
     with_deployment_spec,
 )
-from tests.support.cluster import ControlPlane, wait_for
-from tests.support.olm_run import OlmOperator
 
 ANNOTATION_LIMIT = 262144
 # Longer than olm-py's retry of a failed install (30 s): a retry that wrote would show.

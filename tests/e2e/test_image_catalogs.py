@@ -19,25 +19,23 @@ from typing import Any
 import pytest
 
 from olm.devcluster.ports import free_ports
-from olm.devcluster.registry import REGISTRY_ENV, SAMPLES_IMAGE_ENV
+from olm.devcluster.registry import SAMPLES_IMAGE_ENV
 from olm.image.build import Blob, Image, scratch_image
 from olm.image.cache import BlobCache
 from olm.image.manifest import OCI_LAYER_GZIP
 from olm.image.pull import Options, push
 from olm.image.reference import parse
-from tests.e2e.stories import operator_group, phase
-from tests.e2e.test_catalog_updates import V3, write_catalog
-from tests.e2e.test_subscriptions import (
-    NEW,
-    OLD,
-    approve,
+from tests.support.catalog_server import V3, write_catalog
+from tests.support.cluster import (
+    SESSION_ID,
+    SESSION_LABEL,
+    STEP_TIMEOUT,
+    ControlPlane,
     namespace_report,
-    plan_for,
-    plans,
-    subscribe,
-    subscription,
+    wait_for,
 )
-from tests.integration.test_image_registry import (
+from tests.support.olm_run import OlmOperator
+from tests.support.registry import (
     PASSWORD,
     USER,
     bundle_dir,
@@ -46,20 +44,11 @@ from tests.integration.test_image_registry import (
     secret,
     start_registry,
     stop_registry,
-    token_registry,  # noqa: F401 - the bearer-token registry fixture, reused
 )
-from tests.support.cluster import SESSION_ID, SESSION_LABEL, STEP_TIMEOUT, ControlPlane, wait_for
-from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group, phase
+from tests.support.subscriptions import NEW, OLD, approve, plan_for, plans, subscribe, subscription
 
 SOURCE = "images"
-
-
-@pytest.fixture
-def registry(control_plane: ControlPlane) -> str:
-    address = control_plane.env().get(REGISTRY_ENV)
-    if not address:
-        pytest.fail(f"`olm dev env` names no local registry ({REGISTRY_ENV}); see olm dev status")
-    return address
 
 
 def olm(plane: ControlPlane, *args: str) -> subprocess.CompletedProcess[str]:
@@ -419,7 +408,7 @@ def test_bad_catalog_images_are_explained_and_recover_when_fixed(
     olm_operator: OlmOperator,
     namespace: str,
     registry: str,
-    token_registry: str,  # noqa: F811
+    token_registry: str,
     tmp_path: Path,
 ) -> None:
     """Four broken catalog images side by side in one namespace - a registry that is down,

@@ -95,3 +95,32 @@ def wait_for(
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def namespace_report(plane: ControlPlane, namespace: str) -> str:
+    """What a person would look at when a story stalls: Subscriptions, InstallPlans, CSVs."""
+    lines = []
+    for kind in (
+        "subscription.operators.coreos.com",
+        "installplan.operators.coreos.com",
+        "csv",
+        "catsrc",
+    ):
+        for item in plane.get_json(kind, "-n", namespace)["items"]:
+            status = item.get("status") or {}
+            summary = {
+                k: status.get(k)
+                for k in (
+                    "phase",
+                    "reason",
+                    "message",
+                    "state",
+                    "currentCSV",
+                    "installedCSV",
+                    "conditions",
+                    "connectionState",
+                )
+                if status.get(k)
+            }
+            lines.append(f"{kind} {item['metadata']['name']}: {json.dumps(summary)[:600]}")
+    return "\n".join(lines)
