@@ -32,7 +32,7 @@ from olm.install.webhooks import (
     stale_configs,
 )
 from tests.support.paths import SHARED
-from tests.unit.test_csv_phase import GROUP, NO_RBAC, NOW, NS, csv, healthy
+from tests.unit.csv.world import GROUP, NO_RBAC, NOW, NS, csv, healthy, validating
 
 CORPUS = SHARED / "corpus" / "community-operators"
 SHORT = CertSettings(datetime.timedelta(hours=2), datetime.timedelta(minutes=30))
@@ -43,29 +43,6 @@ ALL_ONLY = [
     {"type": "OwnNamespace", "supported": False},
     {"type": "AllNamespaces", "supported": True},
 ]
-
-
-def validating(**overrides: Any) -> dict[str, Any]:
-    return {
-        "generateName": "vthing.example.com",
-        "type": "ValidatingAdmissionWebhook",
-        "deploymentName": "op",
-        "containerPort": 443,
-        "targetPort": 9443,
-        "rules": [
-            {
-                "apiGroups": ["example.com"],
-                "apiVersions": ["v1"],
-                "operations": ["CREATE"],
-                "resources": ["things"],
-            }
-        ],
-        "failurePolicy": "Fail",
-        "sideEffects": "None",
-        "admissionReviewVersions": ["v1"],
-        "webhookPath": "/validate",
-        **overrides,
-    }
 
 
 def conversion() -> dict[str, Any]:
