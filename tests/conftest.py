@@ -28,7 +28,12 @@ from olm.devcluster.cluster import DevCluster
 from olm.devcluster.components import START_ORDER
 from olm.devcluster.process import log_tail
 from olm.devcluster.progress import Progress
-from tests.support.cluster import ControlPlane, fresh_namespace, session_state_root
+from tests.support.cluster import (
+    ControlPlane,
+    fresh_namespace,
+    namespace_report,
+    session_state_root,
+)
 from tests.support.olm_run import KubectlOperator, OlmOperator
 from tests.support.registry import (
     Cdn,
@@ -171,6 +176,13 @@ def _attach_olm_state(item: pytest.Item, report: pytest.TestReport, plane: Contr
             check=False,
         )
         report.sections.append((f"objects in {namespace}", str(listing.stdout)))
+        # The status a person reads when a story stalls (phase, reason, conditions, catalog
+        # connection), so a story needs no try/except of its own to show it.
+        try:
+            summary = namespace_report(plane, namespace)
+        except Exception as failed:  # the cluster itself may be what failed
+            summary = f"(not read: {failed})"
+        report.sections.append((f"status in {namespace}", summary))
 
 
 @pytest.fixture(scope="session")

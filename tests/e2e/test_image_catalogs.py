@@ -31,7 +31,6 @@ from tests.support.cluster import (
     SESSION_LABEL,
     STEP_TIMEOUT,
     ControlPlane,
-    namespace_report,
     wait_for,
 )
 from tests.support.olm_run import OlmOperator
@@ -161,25 +160,22 @@ def test_the_memcached_story_from_a_catalog_image(
 
     operator_group(plane, namespace)
     subscribe(plane, namespace, "Manual", startingCSV=OLD, source=SOURCE, sourceNamespace=namespace)
-    try:
-        first = plan_for(plane, namespace, OLD)
-        wait_plan_phase(plane, namespace, first, "RequiresApproval")
-        approve(plane, namespace, first)
-        wait_for(
-            lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
-            timeout=STEP_TIMEOUT,
-            what=f"{OLD} Succeeded",
-        )
-        second = plan_for(plane, namespace, NEW)
-        wait_plan_phase(plane, namespace, second, "RequiresApproval")
-        approve(plane, namespace, second)
-        wait_for(
-            lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=STEP_TIMEOUT,
-            what=f"{NEW} Succeeded",
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
+    first = plan_for(plane, namespace, OLD)
+    wait_plan_phase(plane, namespace, first, "RequiresApproval")
+    approve(plane, namespace, first)
+    wait_for(
+        lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"{OLD} Succeeded",
+    )
+    second = plan_for(plane, namespace, NEW)
+    wait_plan_phase(plane, namespace, second, "RequiresApproval")
+    approve(plane, namespace, second)
+    wait_for(
+        lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"{NEW} Succeeded",
+    )
     final = wait_for(
         lambda: (
             (s := subscription(plane, namespace)["status"]).get("state") == "AtLatestKnown" and s
@@ -211,14 +207,11 @@ def test_the_samples_that_olm_dev_up_publishes_serve_a_subscription(
     assert status["resolvedImage"].startswith(image.rsplit(":", 1)[0] + "@sha256:")
     operator_group(plane, namespace)
     subscribe(plane, namespace, "Automatic", source=SOURCE, sourceNamespace=namespace)
-    try:
-        wait_for(
-            lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=STEP_TIMEOUT,
-            what=f"{NEW} Succeeded",
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
+    wait_for(
+        lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"{NEW} Succeeded",
+    )
 
 
 def test_a_new_image_under_the_same_tag_upgrades_within_the_poll_interval(
@@ -253,14 +246,11 @@ def test_a_new_image_under_the_same_tag_upgrades_within_the_poll_interval(
         what="the new digest read at the next polls",
     )
     assert after["latestImageRegistryPoll"] >= before["latestImageRegistryPoll"]
-    try:
-        wait_for(
-            lambda: phase(plane, namespace, V3) == "Succeeded/InstallSucceeded",
-            timeout=STEP_TIMEOUT,
-            what=f"{V3} from the new image",
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
+    wait_for(
+        lambda: phase(plane, namespace, V3) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"{V3} from the new image",
+    )
 
 
 def test_a_missing_tag_is_explained_and_recovers_once_pushed(
@@ -322,14 +312,11 @@ def test_a_sqlite_index_image_is_served(
     wait_for(lambda: ready(plane, namespace), timeout=STEP_TIMEOUT, what="SQLite index image READY")
     operator_group(plane, namespace)
     subscribe(plane, namespace, "Automatic", source=SOURCE, sourceNamespace=namespace)
-    try:
-        wait_for(
-            lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=STEP_TIMEOUT,
-            what=f"{NEW} from the SQLite index image",
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
+    wait_for(
+        lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"{NEW} from the SQLite index image",
+    )
 
 
 # ----- bad input -----------------------------------------------------------------------------
@@ -491,8 +478,6 @@ def test_bad_catalog_images_are_explained_and_recover_when_fixed(
             what=f"{NEW} once its bundle image is a bundle",
         )
         assert unpack_failed() is None
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
     finally:
         if registry_process is not None:
             stop_registry(registry_process)

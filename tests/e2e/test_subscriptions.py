@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.support.cluster import STEP_TIMEOUT, ControlPlane, namespace_report, wait_for
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
 from tests.support.olm_run import OlmOperator
 from tests.support.stories import operator_group, phase
 from tests.support.subscriptions import (
@@ -340,14 +340,11 @@ def test_the_story_with_opm_serve_as_the_catalog(
             source="opm-samples",
             sourceNamespace=namespace,
         )
-        try:
-            wait_for(
-                lambda: phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-                timeout=240,
-                what=f"{NEW} Succeeded via opm serve",
-            )
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\n{namespace_report(control_plane, namespace)}") from exc
+        wait_for(
+            lambda: phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+            timeout=240,
+            what=f"{NEW} Succeeded via opm serve",
+        )
         final = wait_for(
             lambda: (
                 (s := subscription(control_plane, namespace)["status"]).get("state")
