@@ -35,10 +35,7 @@ from tests.support.cluster import (
     session_state_root,
 )
 from tests.support.olm_run import KubectlOperator, OlmOperator
-from tests.support.registry import (
-    Cdn,
-    catalog_image,
-)
+from tests.support.registry import Cdn, catalog_image
 
 REUSE_ENV = "OLM_TEST_CLUSTER"
 
@@ -246,6 +243,8 @@ def kubectl_operator(
 
 @pytest.fixture
 def token_registry() -> Iterator[str]:
+    """A registry that asks for a bearer token and redirects blobs to a CDN (`Cdn`), serving
+    the samples catalog image; used by the integration and e2e image tests."""
     Cdn.image = catalog_image()
     Cdn.requests = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), Cdn)
