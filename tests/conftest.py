@@ -1,4 +1,7 @@
-"""Shared pytest fixtures: a real local control plane, and a fresh namespace per test.
+"""Shared pytest fixtures: a real local control plane, and a fresh namespace per test; the
+marker of each test's folder; the logs and states attached to a failing cluster test.
+The helpers the fixtures hand out (ControlPlane, OlmOperator, wait_for...) live in
+tests/support, where test modules import them from.
 
 The control plane is session-scoped. With OLM_TEST_CLUSTER=reuse the tests use the cluster
 that `olm dev up` started (fast iteration); otherwise the session starts its own cluster in a
@@ -8,88 +11,55 @@ cluster behind; the next session stops it by the PIDs it recorded.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from olm.devcluster import manifests
-from olm.devcluster.build import Binaries, ensure_binaries
-from olm.devcluster.cluster import DevCluster, default_state_dir
+from olm.devcluster.build import ensure_binaries
+from olm.devcluster.cluster import DevCluster
 from olm.devcluster.components import START_ORDER
 from olm.devcluster.process import log_tail
 from olm.progress import Progress
+from tests.support.cluster import (
+    ControlPlane,
+    fresh_namespace,
+    namespace_report,
+    session_state_root,
+)
+from tests.support.olm_run import KubectlOperator, OlmOperator
+from tests.support.registry import Cdn, catalog_image
 
 REUSE_ENV = "OLM_TEST_CLUSTER"
-SESSION_LABEL = "olm-py.test/session"
-SESSION_ID = uuid.uuid4().hex[:8]
-REPO = Path(__file__).resolve().parents[1]
-# ../shared beside the repo holds the upstream fixtures and corpus the tests read.
-SHARED = Path(os.environ.get("OLM_PY_SHARED", REPO.parent / "shared"))
-# The bound of a state-based wait for one cluster step (a Deployment rollout, a CSV phase, an
-# InstallPlan, a catalog READY, a namespace deletion): a step of seconds may take minutes on a
-# loaded 2-core machine running the whole suite. Only a failing wait ever lasts this long.
-STEP_TIMEOUT = 240.0
 
 
-@dataclass
-class ControlPlane:
-    """What tests need of the running cluster."""
-
-    cluster: DevCluster
-    binaries: Binaries | None
-
-    @property
-    def kubeconfig(self) -> Path:
-        return self.cluster.kubeconfig_path
-
-    @property
-    def bin_dir(self) -> Path:
-        bin_dir = self.cluster.bin_dir
-        assert bin_dir is not None
-        return bin_dir
-
-    def env(self) -> dict[str, str]:
-        return {**os.environ, **self.cluster.env()}
-
-    def kubectl(
-        self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 120
-    ) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            [str(self.bin_dir / "kubectl"), *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=self.env(),
-            timeout=timeout,
-        )
-        if check and result.returncode != 0:
-            raise AssertionError(
-                f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stderr}"
-            )
-        return result
-
-    def get_json(self, *args: str) -> Any:
-        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+# The folders of tests/ whose tests carry the folder's name as a marker (`pytest -m unit`).
+FOLDER_MARKERS = ("unit", "integration", "e2e", "parity")
+TESTS = Path(__file__).resolve().parent
 
 
-def _test_state_root() -> Path:
-    return default_state_dir().parent / "pytest"
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by the folder it lives in, before `-m` selects by marker."""
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue  # a test outside tests/ (a path given on the command line)
+        if folder in FOLDER_MARKERS:
+            item.add_marker(folder)
 
 
 def _sweep_crashed_sessions() -> None:
     """Stop clusters left by test sessions whose pytest process is gone."""
-    root = _test_state_root()
+    root = session_state_root()
     for state in root.glob("session-*") if root.is_dir() else []:
         owner = state.name.rsplit("-", 1)[-1]
         if owner.isdigit() and not Path(f"/proc/{owner}").exists():
@@ -112,7 +82,7 @@ def control_plane() -> Iterator[ControlPlane]:
         return
     _sweep_crashed_sessions()
     binaries = ensure_binaries(progress=progress)
-    state = _test_state_root() / f"session-{os.getpid()}"
+    state = session_state_root() / f"session-{os.getpid()}"
     cluster = DevCluster(state, binaries=binaries, progress=progress)
     cluster.up()
     try:
@@ -120,15 +90,6 @@ def control_plane() -> Iterator[ControlPlane]:
         yield ControlPlane(cluster, binaries)
     finally:
         cluster.down()
-
-
-def fresh_namespace(plane: ControlPlane) -> Iterator[str]:
-    """A new namespace of this session (for a fixture to yield from), deleted in the background."""
-    name = f"t-{uuid.uuid4().hex[:8]}"
-    plane.kubectl("create", "namespace", name)
-    plane.kubectl("label", "namespace", name, f"{SESSION_LABEL}={SESSION_ID}")
-    yield name
-    plane.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
 @pytest.fixture
@@ -212,58 +173,13 @@ def _attach_olm_state(item: pytest.Item, report: pytest.TestReport, plane: Contr
             check=False,
         )
         report.sections.append((f"objects in {namespace}", str(listing.stdout)))
-
-
-class OlmOperator:
-    """`olm run` as a subprocess against the test cluster; can be killed and restarted."""
-
-    def __init__(self, plane: ControlPlane, log_path: Path) -> None:
-        self.plane = plane
-        self.log_path = log_path
-        self.process: subprocess.Popen[bytes] | None = None
-        self.started_at = 0
-        # Extra `olm run` flags of the current process (a story that needs a setting restarts
-        # it with them, and without them when it ends: `restart()`).
-        self.args: tuple[str, ...] = ()
-
-    def start(self) -> None:
-        # Where this process's output begins: until it has written something it may not have
-        # installed its SIGUSR1 handler yet, and the signal would kill it (_olm_run_stacks).
-        self.started_at = self.log_path.stat().st_size if self.log_path.exists() else 0
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "olm.cli", "run", "--resync=30", *self.args],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=self.plane.env(),
-            )
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def restart(self, *args: str) -> None:
-        """Kill it and start it again, with `args` as its extra flags (none: the defaults),
-        and wait until its caches are synced (it acts on the cluster from then on, and a
-        SIGTERM stops it cleanly)."""
-        self.stop()
-        self.args = args
-        self.start()
-        wait_for(self._synced, timeout=STEP_TIMEOUT, what="olm run to sync its caches")
-
-    def _synced(self) -> bool:
-        with self.log_path.open("rb") as log:
-            log.seek(self.started_at)
-            return b"caches synced" in log.read()
+        # The status a person reads when a story stalls (phase, reason, conditions, catalog
+        # connection), so a story needs no try/except of its own to show it.
+        try:
+            summary = namespace_report(plane, namespace)
+        except Exception as failed:  # the cluster itself may be what failed
+            summary = f"(not read: {failed})"
+        report.sections.append((f"status in {namespace}", summary))
 
 
 @pytest.fixture(scope="session")
@@ -285,9 +201,6 @@ def restore_olm(olm_operator: OlmOperator) -> Iterator[OlmOperator]:
     yield olm_operator
     if olm_operator.args:
         olm_operator.restart()
-
-
-KubectlOperator = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="session")
@@ -328,82 +241,17 @@ def kubectl_operator(
     return run
 
 
-class Recorder:
-    """`kubectl get <kind> -w -o json` in the background: every state a user could see."""
-
-    def __init__(self, plane: ControlPlane, namespace: str, resource: str = "csv") -> None:
-        self.process = subprocess.Popen(
-            [
-                str(plane.bin_dir / "kubectl"),
-                "get",
-                resource,
-                "-n",
-                namespace,
-                "-w",
-                "-o",
-                "json",
-                "--output-watch-events",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=plane.env(),
-            text=True,
-        )
-        self.events: list[tuple[str, dict[str, Any]]] = []
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        decoder = json.JSONDecoder()
-        buffer = ""
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            buffer += line
-            while buffer.strip():
-                try:
-                    event, end = decoder.raw_decode(buffer.lstrip())
-                except ValueError:
-                    break
-                buffer = buffer.lstrip()[end:]
-                self.events.append((event["type"], event["object"]))
-
-    def phases(self, name: str) -> list[str]:
-        """'Phase/Reason' for each distinct state of `name`, in order, then 'DELETED'."""
-        seen: list[str] = []
-        for event_type, obj in list(self.events):
-            if obj["metadata"]["name"] != name:
-                continue
-            status = obj.get("status") or {}
-            state = (
-                "DELETED"
-                if event_type == "DELETED"
-                else f"{status.get('phase', '')}/{status.get('reason', '')}"
-            )
-            if state != "/" and (not seen or seen[-1] != state):
-                seen.append(state)
-        return seen
-
-    def wait_until_watching(self, name: str, timeout: float = 30) -> None:
-        """Block until the watch has delivered `name` once, so later changes are all seen."""
-        wait_for(
-            lambda: any(obj["metadata"]["name"] == name for _, obj in list(self.events)),
-            timeout=timeout,
-            what=f"the watch to list {name}",
-        )
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait()
-
-
-def wait_for(
-    check: Any, timeout: float = 60, interval: float = 0.5, what: str = "condition"
-) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+@pytest.fixture
+def token_registry() -> Iterator[str]:
+    """A registry that asks for a bearer token and redirects blobs to a CDN (`Cdn`), serving
+    the samples catalog image; used by the integration and e2e image tests."""
+    Cdn.image = catalog_image()
+    Cdn.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Cdn)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

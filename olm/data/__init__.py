@@ -9,7 +9,7 @@ Both folders stay at the top of the repository, where the guide shows them to us
 reads the folders themselves, and `pip wheel` copies their files into the wheel as
 `olm/data/catalogs/...` and `olm/data/manifests/...` (the `package-data` globs in
 pyproject.toml), so an installed wheel serves the same samples catalog and installs the same
-CRDs. `tests/unit/test_package_data.py` builds the wheel and checks it.
+CRDs. `tests/unit/data/test_package_data.py` builds the wheel and checks it.
 
 Invariant: every path here is a real directory on disk (symlinks resolved), because kubectl and
 the catalog loaders are given paths, not package resources. A zipped install is refused with a

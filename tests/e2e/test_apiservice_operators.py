@@ -21,8 +21,9 @@ import pytest
 import yaml
 from cryptography import x509
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group, wait_phase
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group, wait_phase
 
 CSV_FILE = Path(__file__).parent / "data" / "echo-apiservice.v0.1.0.csv.yaml"
 CSV_NAME = "echo-apiservice.v0.1.0"

@@ -25,9 +25,10 @@ import yaml
 from kubernetes import config
 
 from olm.api.kinds import GROUP, KINDS
-from tests.conftest import SESSION_ID, SESSION_LABEL, STEP_TIMEOUT, ControlPlane, OlmOperator
 from tests.e2e.bad_input.servers import hostile_catalogs
-from tests.e2e.stories import install_sample
+from tests.support.cluster import SESSION_ID, SESSION_LABEL, STEP_TIMEOUT, ControlPlane
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import install_sample
 
 CASES_DIR = Path(__file__).parent / "bad_input" / "cases"
 CASE_FILES = sorted(CASES_DIR.glob("*.yaml"))

@@ -7,8 +7,9 @@ import json
 import socket
 from typing import Any
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import warning_events
+from tests.support.cluster import ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import warning_events
 
 
 def free_port() -> int:

@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, fresh_namespace, wait_for
-from tests.e2e.stories import SAMPLE, operator_group, phase, warning_events
-from tests.e2e.test_subscriptions import plans, subscribe, subscription
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, fresh_namespace, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import SAMPLE, operator_group, phase, warning_events
+from tests.support.subscriptions import plans, subscribe, subscription
 
 CATALOG = "team-catalog"
 CSV = "memcached-operator.v0.0.1"

@@ -24,11 +24,11 @@ import pytest
 import yaml
 
 import olm
-from olm.devcluster.build import ensure_binaries
-from olm.devcluster.cluster import DevCluster
 from olm.progress import Progress
-from tests.conftest import REPO, STEP_TIMEOUT, ControlPlane, _test_state_root, wait_for
-from tests.e2e.stories import SAMPLE, operator_group, phase, wait_phase
+from tests.support.chart import STARTED, fresh_cluster, lease_holder, olm_crds, olm_pods, pod_dir
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.paths import REPO
+from tests.support.stories import SAMPLE, operator_group, phase, wait_phase
 
 CHART = REPO / "charts" / "olm-py"
 # The chart has no default image; on the local cluster, pods of any `.../olm-py` image run as
@@ -48,24 +48,6 @@ OLM_METRICS = (
 )
 
 pytestmark = pytest.mark.e2e
-
-
-STARTED: list[DevCluster] = []
-
-
-def fresh_cluster(tag: str) -> Iterator[ControlPlane]:
-    """A new local cluster with nothing of OLM in it, stopped afterwards."""
-    binaries = ensure_binaries(progress=Progress())
-    # `session-...-<pid>`: a crashed run's cluster is stopped by the next session's sweep.
-    state = _test_state_root() / f"session-{tag}-{os.getpid()}"
-    cluster = DevCluster(state, binaries=binaries, progress=Progress())
-    cluster.down()
-    cluster.up()
-    STARTED.append(cluster)
-    try:
-        yield ControlPlane(cluster, binaries)
-    finally:
-        cluster.down()
 
 
 @pytest.fixture(scope="module")
@@ -96,22 +78,6 @@ def helm(helm_plane: ControlPlane, tmp_path: Path) -> Callable[..., str]:
 
 
 # ----- what a person would look at ---------------------------------------------------------
-
-
-def olm_pods(plane: ControlPlane) -> list[str]:
-    pods = plane.get_json("pods", "-n", "olm", "-l", "app.kubernetes.io/name=olm-py")["items"]
-    return sorted(p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp"))
-
-
-def lease_holder(plane: ControlPlane) -> str:
-    result = plane.kubectl(
-        "get", "lease", "olm-py", "-n", "olm", "-o", "jsonpath={.spec.holderIdentity}", check=False
-    )
-    return result.stdout if result.returncode == 0 else ""
-
-
-def pod_dir(plane: ControlPlane, pod: str) -> Path:
-    return plane.cluster.state_dir / "pods" / f"olm_{pod}"
 
 
 def olm_processes(plane: ControlPlane) -> dict[int, dict[str, str]]:
@@ -205,13 +171,6 @@ def subscription_completes(
         what="AtLatestKnown",
     )
     assert status["installedCSV"] == NEW
-
-
-def olm_crds(plane: ControlPlane) -> list[str]:
-    items = plane.get_json("crd")["items"]
-    return sorted(
-        c["metadata"]["name"] for c in items if c["spec"]["group"] == "operators.coreos.com"
-    )
 
 
 # ----- the stories -------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import (
+from tests.support.cluster import ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import (
     apply,
     minimal_csv,
     operator_group,

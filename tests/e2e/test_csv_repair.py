@@ -3,8 +3,10 @@ goes through OLM's failure and reinstall path back to Succeeded."""
 
 from __future__ import annotations
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, Recorder, wait_for
-from tests.e2e.stories import install_sample, phase
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.recorder import Recorder
+from tests.support.stories import install_sample, phase
 
 CSV = "memcached-operator.v0.0.1"
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import (
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import (
     apply,
     minimal_csv,
     operator_group,
@@ -24,9 +25,8 @@ from tests.e2e.stories import (
     subscribed_to_first_bundle,
     wait_phase,
 )
-from tests.e2e.test_group_conflicts import API, provided, widget_operator
-from tests.e2e.test_install_policy import admission_policy
-from tests.e2e.test_subscriptions import condition, plan_for, subscribe, subscription
+from tests.support.subscriptions import condition, plan_for, subscribe, subscription
+from tests.support.widgets import API, admission_policy, provided, widget_operator
 
 pytestmark = pytest.mark.e2e
 

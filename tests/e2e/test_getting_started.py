@@ -14,8 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import REPO, SHARED, STEP_TIMEOUT, ControlPlane, OlmOperator, Recorder, wait_for
-from tests.e2e.stories import phase
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.paths import REPO, SHARED
+from tests.support.recorder import Recorder
+from tests.support.stories import phase
 
 SAMPLE = REPO / "manifests" / "samples" / "memcached-operator"
 GUIDE = SHARED / "fixtures" / "getting-started"

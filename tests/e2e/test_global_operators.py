@@ -24,9 +24,11 @@ import yaml
 from olm.kube.client import api_client
 from olm.kube.errors import NotFound
 from olm.kube.gateway import Gateway
-from tests.conftest import SHARED, STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import wait_phase, warning_events
-from tests.e2e.test_catalog_updates import Server
+from tests.support.catalog_server import Server
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.paths import SHARED
+from tests.support.stories import wait_phase, warning_events
 
 CORPUS = SHARED / "corpus" / "community-operators" / "operators"
 OPERATORS = "operators"

@@ -7,33 +7,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import minimal_csv, operator_group, phase
-
-API = "Widget.v1.conflict.example.com"
-MODES = [
-    {"type": "OwnNamespace", "supported": True},
-    {"type": "SingleNamespace", "supported": True},
-    {"type": "MultiNamespace", "supported": True},
-    {"type": "AllNamespaces", "supported": False},
-]
-
-
-def widget_operator(name: str) -> dict[str, Any]:
-    return minimal_csv(
-        name,
-        installModes=MODES,
-        customresourcedefinitions={
-            "owned": [{"name": "widgets.conflict.example.com", "version": "v1", "kind": "Widget"}]
-        },
-    )
-
-
-def provided(plane: ControlPlane, namespace: str) -> str:
-    group = plane.get_json("operatorgroup", "og", "-n", namespace)
-    return str((group["metadata"].get("annotations") or {}).get("olm.providedAPIs", ""))
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group, phase
+from tests.support.widgets import API, provided, widget_operator
 
 
 def test_overlapping_groups_cannot_provide_the_same_api(

@@ -31,11 +31,11 @@ from cryptography import x509
 
 from olm.install import certs
 from olm.packages import registration
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group, phase, write_first_bundle_catalog
-from tests.e2e.test_catalog_updates import V1, Server
-from tests.e2e.test_image_catalogs import registry  # noqa: F401 - the fixture, reused
-from tests.e2e.test_subscriptions import subscribe
+from tests.support.catalog_server import V1, Server
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group, phase, write_first_bundle_catalog
+from tests.support.subscriptions import subscribe
 
 OLM_NAMESPACE = "olm"  # where the host's `olm run` registers the PackageManifest API
 
@@ -204,7 +204,7 @@ def test_no_secret_value_reaches_a_log_an_event_or_a_status(
     control_plane: ControlPlane,
     debug_operator: DebugOperator,
     namespace: str,
-    registry: str,  # noqa: F811 - the fixture imported above
+    registry: str,
     tmp_path: Path,
 ) -> None:
     plane = control_plane

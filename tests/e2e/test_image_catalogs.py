@@ -19,33 +19,22 @@ from typing import Any
 import pytest
 
 from olm.devcluster.ports import free_ports
-from olm.devcluster.registry import REGISTRY_ENV, SAMPLES_IMAGE_ENV
+from olm.devcluster.registry import SAMPLES_IMAGE_ENV
 from olm.image.build import Blob, Image, scratch_image
 from olm.image.cache import BlobCache
 from olm.image.manifest import OCI_LAYER_GZIP
 from olm.image.pull import Options, push
 from olm.image.reference import parse
-from tests.conftest import (
+from tests.support.catalog_server import V3, write_catalog
+from tests.support.cluster import (
     SESSION_ID,
     SESSION_LABEL,
     STEP_TIMEOUT,
     ControlPlane,
-    OlmOperator,
     wait_for,
 )
-from tests.e2e.stories import operator_group, phase
-from tests.e2e.test_catalog_updates import V3, write_catalog
-from tests.e2e.test_subscriptions import (
-    NEW,
-    OLD,
-    approve,
-    namespace_report,
-    plan_for,
-    plans,
-    subscribe,
-    subscription,
-)
-from tests.integration.test_image_registry import (
+from tests.support.olm_run import OlmOperator
+from tests.support.registry import (
     PASSWORD,
     USER,
     bundle_dir,
@@ -54,18 +43,11 @@ from tests.integration.test_image_registry import (
     secret,
     start_registry,
     stop_registry,
-    token_registry,  # noqa: F401 - the bearer-token registry fixture, reused
 )
+from tests.support.stories import operator_group, phase
+from tests.support.subscriptions import NEW, OLD, approve, plan_for, plans, subscribe, subscription
 
 SOURCE = "images"
-
-
-@pytest.fixture
-def registry(control_plane: ControlPlane) -> str:
-    address = control_plane.env().get(REGISTRY_ENV)
-    if not address:
-        pytest.fail(f"`olm dev env` names no local registry ({REGISTRY_ENV}); see olm dev status")
-    return address
 
 
 def olm(plane: ControlPlane, *args: str) -> subprocess.CompletedProcess[str]:
@@ -178,25 +160,22 @@ def test_the_memcached_story_from_a_catalog_image(
 
     operator_group(plane, namespace)
     subscribe(plane, namespace, "Manual", startingCSV=OLD, source=SOURCE, sourceNamespace=namespace)
-    try:
-        first = plan_for(plane, namespace, OLD)
-        wait_plan_phase(plane, namespace, first, "RequiresApproval")
-        approve(plane, namespace, first)
-        wait_for(
-            lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
-            timeout=STEP_TIMEOUT,
-            what=f"{OLD} Succeeded",
-        )
-        second = plan_for(plane, namespace, NEW)
-        wait_plan_phase(plane, namespace, second, "RequiresApproval")
-        approve(plane, namespace, second)
-        wait_for(
-            lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=STEP_TIMEOUT,
-            what=f"{NEW} Succeeded",
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
+    first = plan_for(plane, namespace, OLD)
+    wait_plan_phase(plane, namespace, first, "RequiresApproval")
+    approve(plane, namespace, first)
+    wait_for(
+        lambda: phase(plane, namespace, OLD) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"{OLD} Succeeded",
+    )
+    second = plan_for(plane, namespace, NEW)
+    wait_plan_phase(plane, namespace, second, "RequiresApproval")
+    approve(plane, namespace, second)
+    wait_for(
+        lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"{NEW} Succeeded",
+    )
     final = wait_for(
         lambda: (
             (s := subscription(plane, namespace)["status"]).get("state") == "AtLatestKnown" and s
@@ -228,14 +207,11 @@ def test_the_samples_that_olm_dev_up_publishes_serve_a_subscription(
     assert status["resolvedImage"].startswith(image.rsplit(":", 1)[0] + "@sha256:")
     operator_group(plane, namespace)
     subscribe(plane, namespace, "Automatic", source=SOURCE, sourceNamespace=namespace)
-    try:
-        wait_for(
-            lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=STEP_TIMEOUT,
-            what=f"{NEW} Succeeded",
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
+    wait_for(
+        lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"{NEW} Succeeded",
+    )
 
 
 def test_a_new_image_under_the_same_tag_upgrades_within_the_poll_interval(
@@ -270,14 +246,11 @@ def test_a_new_image_under_the_same_tag_upgrades_within_the_poll_interval(
         what="the new digest read at the next polls",
     )
     assert after["latestImageRegistryPoll"] >= before["latestImageRegistryPoll"]
-    try:
-        wait_for(
-            lambda: phase(plane, namespace, V3) == "Succeeded/InstallSucceeded",
-            timeout=STEP_TIMEOUT,
-            what=f"{V3} from the new image",
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
+    wait_for(
+        lambda: phase(plane, namespace, V3) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"{V3} from the new image",
+    )
 
 
 def test_a_missing_tag_is_explained_and_recovers_once_pushed(
@@ -339,14 +312,11 @@ def test_a_sqlite_index_image_is_served(
     wait_for(lambda: ready(plane, namespace), timeout=STEP_TIMEOUT, what="SQLite index image READY")
     operator_group(plane, namespace)
     subscribe(plane, namespace, "Automatic", source=SOURCE, sourceNamespace=namespace)
-    try:
-        wait_for(
-            lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-            timeout=STEP_TIMEOUT,
-            what=f"{NEW} from the SQLite index image",
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
+    wait_for(
+        lambda: phase(plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+        timeout=STEP_TIMEOUT,
+        what=f"{NEW} from the SQLite index image",
+    )
 
 
 # ----- bad input -----------------------------------------------------------------------------
@@ -425,7 +395,7 @@ def test_bad_catalog_images_are_explained_and_recover_when_fixed(
     olm_operator: OlmOperator,
     namespace: str,
     registry: str,
-    token_registry: str,  # noqa: F811
+    token_registry: str,
     tmp_path: Path,
 ) -> None:
     """Four broken catalog images side by side in one namespace - a registry that is down,
@@ -508,8 +478,6 @@ def test_bad_catalog_images_are_explained_and_recover_when_fixed(
             what=f"{NEW} once its bundle image is a bundle",
         )
         assert unpack_failed() is None
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{namespace_report(plane, namespace)}") from exc
     finally:
         if registry_process is not None:
             stop_registry(registry_process)

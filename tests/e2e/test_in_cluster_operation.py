@@ -36,16 +36,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import (
-    SESSION_ID,
-    SESSION_LABEL,
-    STEP_TIMEOUT,
-    ControlPlane,
-    OlmOperator,
-    wait_for,
-)
-from tests.e2e.stories import install_sample, operator_group, phase
-from tests.e2e.test_subscriptions import NEW, OLD, subscribe, subscription
+from tests.support.cluster import SESSION_ID, SESSION_LABEL, STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import install_sample, operator_group, phase
+from tests.support.subscriptions import NEW, OLD, subscribe, subscription
 
 LEASE = "olm-py"
 

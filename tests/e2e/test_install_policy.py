@@ -11,37 +11,17 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import exists, subscribed_to_first_bundle, wait_phase
-from tests.e2e.test_subscriptions import plan_for, subscription
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import exists, subscribed_to_first_bundle, wait_phase
+from tests.support.subscriptions import plan_for, subscription
+from tests.support.widgets import admission_policy
 
 pytestmark = pytest.mark.e2e
 
 V1 = "memcached-operator.v0.0.1"
 INSTALL_PLAN = "installplan.operators.coreos.com"
 POLICY = "validatingadmissionpolicies.admissionregistration.k8s.io"
-
-
-def admission_policy(name: str) -> dict[str, Any]:
-    """Inert without a binding: it never judges a request."""
-    return {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": name},
-        "spec": {
-            "matchConstraints": {
-                "resourceRules": [
-                    {
-                        "apiGroups": ["cache.example.com"],
-                        "apiVersions": ["*"],
-                        "operations": ["CREATE"],
-                        "resources": ["memcacheds"],
-                    }
-                ]
-            },
-            "validations": [{"expression": "object.spec.size <= 10"}],
-        },
-    }
 
 
 def test_a_bundle_with_a_kind_olm_does_not_install_fails_until_the_admin_allows_it(

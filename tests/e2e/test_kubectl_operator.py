@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 
 from olm.devcluster import registry
-from tests.conftest import STEP_TIMEOUT, ControlPlane, KubectlOperator, OlmOperator, wait_for
-from tests.e2e.stories import wait_phase
-from tests.e2e.test_subscriptions import NEW, OLD, plan_for, subscription
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import KubectlOperator, OlmOperator
+from tests.support.stories import wait_phase
+from tests.support.subscriptions import NEW, OLD, plan_for, subscription
 
 
 def rows(output: str) -> list[list[str]]:

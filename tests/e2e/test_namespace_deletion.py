@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import uuid
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import apply, minimal_csv, operator_group, wait_phase
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import apply, minimal_csv, operator_group, wait_phase
 
 
 def test_a_namespace_with_csvs_finishes_deleting(

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.conftest import ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group
+from tests.support.cluster import ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group
 
 
 def test_a_namespaces_resolution_failure_is_described_on_the_namespace(

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from olm.api.kinds import KINDS, Kind, header_for
-from tests.conftest import SHARED, ControlPlane
+from tests.support.cluster import ControlPlane
+from tests.support.paths import SHARED
 
 CORPUS = SHARED / "corpus" / "community-operators"
 CSV_API_VERSION = KINDS[Kind.CLUSTER_SERVICE_VERSION].api_version

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from olm.devcluster import olm_e2e, registry
 from olm.progress import Progress
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
 
 FAST_SUBSET = (
     "Operator Group e2e functionality",

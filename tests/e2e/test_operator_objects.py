@@ -10,8 +10,9 @@ import json
 import uuid
 from typing import Any
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group, phase
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group, phase
 
 PACKAGE = "memcached-operator"
 CRD = "memcacheds.cache.example.com"

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.test_catalog_updates import V1, V2, V3, Server, catalog_source, write_catalog
+from tests.support.catalog_server import V1, V2, V3, Server, catalog_source, write_catalog
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
 
 PACKAGE = "memcached-operator"
 API = "/apis/packages.operators.coreos.com/v1"

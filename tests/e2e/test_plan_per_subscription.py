@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import minimal_csv, operator_group, phase
-from tests.e2e.test_subscriptions import plan_for, plans
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import minimal_csv, operator_group, phase
+from tests.support.subscriptions import plan_for, plans
 
 pytestmark = pytest.mark.e2e
 

@@ -24,11 +24,11 @@ from olm.catalog.model import Bundle
 from olm.catalog.registryv1 import bundle_properties
 from olm.catalog.render import to_yaml
 from olm.catalog.samples import build
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group, wait_phase
-from tests.e2e.test_catalog_updates import Server, catalog_source
-from tests.e2e.test_subscriptions import approve, plan_for, subscribe
-from tests.e2e.test_uninstall import memcached
+from tests.support.catalog_server import Server, catalog_source
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group, wait_phase
+from tests.support.subscriptions import approve, memcached, plan_for, subscribe
 
 pytestmark = pytest.mark.e2e
 

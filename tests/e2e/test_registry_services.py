@@ -18,7 +18,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from olm.api.devbridge import HOST_BRIDGE_ANNOTATION, SERVICE_NAME_LABEL
 from olm.registry.client import RegistryClient
-from tests.conftest import SHARED, STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.paths import SHARED
 
 SOURCE = "legacy.catalog"  # a dot, which a Service name cannot hold: OLM makes it a dash
 SERVICE = "legacy-catalog"

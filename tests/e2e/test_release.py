@@ -33,8 +33,9 @@ from olm.image.cache import BlobCache
 from olm.image.pull import Options, label_of
 from olm.image.reference import parse
 from olm.progress import Progress
-from tests.conftest import REPO, STEP_TIMEOUT, ControlPlane, wait_for
-from tests.e2e.test_chart import fresh_cluster, lease_holder, olm_crds, olm_pods, pod_dir
+from tests.support.chart import fresh_cluster, lease_holder, olm_crds, olm_pods, pod_dir
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.paths import REPO
 
 pytestmark = pytest.mark.e2e
 

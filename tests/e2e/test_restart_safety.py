@@ -35,7 +35,8 @@ import pytest
 
 from benchmarks.fault_stories import KINDS, NEW, STORIES, Story, prepare_cluster, run_trial
 from benchmarks.watching import Kube, Observer, differences, writers
-from tests.conftest import SESSION_ID, SESSION_LABEL, STEP_TIMEOUT, ControlPlane, OlmOperator
+from tests.support.cluster import SESSION_ID, SESSION_LABEL, STEP_TIMEOUT, ControlPlane
+from tests.support.olm_run import OlmOperator
 
 INSTALLED = 20
 QUIET = float(os.environ.get("OLM_RESTART_QUIET_SECONDS", "60"))

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import wait_phase
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import wait_phase
 
 CSV = "memcached-operator.v0.0.1"
 INSTALLER = "installer"

@@ -7,9 +7,10 @@ import json
 import time
 from typing import Any
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group, phase
-from tests.e2e.test_subscriptions import OLD, approve, plan_for, subscribe
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group, phase
+from tests.support.subscriptions import OLD, approve, plan_for, subscribe
 
 CONFIG = {
     "env": [{"name": "LOG_LEVEL", "value": "debug"}],

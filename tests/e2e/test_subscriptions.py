@@ -6,94 +6,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group, phase
-
-OLD, NEW = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2"
-
-
-def subscribe(plane: ControlPlane, namespace: str, approval: str, **spec: str) -> None:
-    body = {
-        "apiVersion": "operators.coreos.com/v1alpha1",
-        "kind": "Subscription",
-        "metadata": {"name": spec.pop("name_", "memcached")},
-        "spec": {
-            "name": "memcached-operator",
-            "channel": "alpha",
-            "source": "samples",
-            "sourceNamespace": "olm",
-            "installPlanApproval": approval,
-            **spec,
-        },
-    }
-    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(body))
-
-
-def plans(plane: ControlPlane, namespace: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = plane.get_json(
-        "installplan.operators.coreos.com", "-n", namespace
-    )["items"]
-    return items
-
-
-def plan_for(plane: ControlPlane, namespace: str, csv: str) -> dict[str, Any]:
-    def find() -> dict[str, Any] | None:
-        return next(
-            (p for p in plans(plane, namespace) if csv in p["spec"]["clusterServiceVersionNames"]),
-            None,
-        )
-
-    found: dict[str, Any] = wait_for(find, timeout=STEP_TIMEOUT, what=f"an InstallPlan for {csv}")
-    return found
-
-
-def subscription(plane: ControlPlane, namespace: str, name: str = "memcached") -> dict[str, Any]:
-    found: dict[str, Any] = plane.get_json(
-        "subscription.operators.coreos.com", name, "-n", namespace
-    )
-    return found
-
-
-def namespace_report(plane: ControlPlane, namespace: str) -> str:
-    """What a person would look at when a story stalls: Subscriptions, InstallPlans, CSVs."""
-    lines = []
-    for kind in (
-        "subscription.operators.coreos.com",
-        "installplan.operators.coreos.com",
-        "csv",
-        "catsrc",
-    ):
-        for item in plane.get_json(kind, "-n", namespace)["items"]:
-            status = item.get("status") or {}
-            summary = {
-                k: status.get(k)
-                for k in (
-                    "phase",
-                    "reason",
-                    "message",
-                    "state",
-                    "currentCSV",
-                    "installedCSV",
-                    "conditions",
-                    "connectionState",
-                )
-                if status.get(k)
-            }
-            lines.append(f"{kind} {item['metadata']['name']}: {json.dumps(summary)[:600]}")
-    return "\n".join(lines)
-
-
-def approve(plane: ControlPlane, namespace: str, plan: dict[str, Any]) -> None:
-    plane.kubectl(
-        "patch",
-        "installplan.operators.coreos.com",
-        plan["metadata"]["name"],
-        "-n",
-        namespace,
-        "--type=merge",
-        "-p",
-        '{"spec":{"approved":true}}',
-    )
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group, phase
+from tests.support.subscriptions import (
+    NEW,
+    OLD,
+    approve,
+    condition,
+    plan_for,
+    plans,
+    subscribe,
+    subscription,
+)
 
 
 def test_manual_approval_story(
@@ -415,14 +340,11 @@ def test_the_story_with_opm_serve_as_the_catalog(
             source="opm-samples",
             sourceNamespace=namespace,
         )
-        try:
-            wait_for(
-                lambda: phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded",
-                timeout=240,
-                what=f"{NEW} Succeeded via opm serve",
-            )
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\n{namespace_report(control_plane, namespace)}") from exc
+        wait_for(
+            lambda: phase(control_plane, namespace, NEW) == "Succeeded/InstallSucceeded",
+            timeout=240,
+            what=f"{NEW} Succeeded via opm serve",
+        )
         final = wait_for(
             lambda: (
                 (s := subscription(control_plane, namespace)["status"]).get("state")
@@ -437,11 +359,6 @@ def test_the_story_with_opm_serve_as_the_catalog(
     finally:
         opm.terminate()
         opm.wait(10)
-
-
-def condition(plane: ControlPlane, namespace: str, kind: str) -> dict[str, Any] | None:
-    conditions = (subscription(plane, namespace).get("status") or {}).get("conditions") or []
-    return next((c for c in conditions if c["type"] == kind), None)
 
 
 def test_a_subscription_to_a_catalog_that_does_not_exist_says_so(

@@ -15,17 +15,18 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import (
+from tests.support.catalog_server import Server, catalog_source
+from tests.support.cluster import (
     SESSION_ID,
     SESSION_LABEL,
     STEP_TIMEOUT,
     ControlPlane,
-    OlmOperator,
+    namespace_report,
     wait_for,
 )
-from tests.e2e.stories import exists, operator_group, wait_phase, write_first_bundle_catalog
-from tests.e2e.test_catalog_updates import Server, catalog_source
-from tests.e2e.test_subscriptions import namespace_report, plan_for, subscribe, subscription
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import exists, operator_group, wait_phase, write_first_bundle_catalog
+from tests.support.subscriptions import plan_for, subscribe, subscription
 
 pytestmark = pytest.mark.e2e
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import ControlPlane, OlmOperator
-from tests.e2e.stories import minimal_csv, operator_group, wait_phase
+from tests.support.cluster import ControlPlane
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import minimal_csv, operator_group, wait_phase
 
 NAME = "emoji-operator"
 GRIN = "\U0001f600"

@@ -4,14 +4,14 @@ and only once no Memcached remains; the operands are never touched (docs/uninsta
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group
-from tests.e2e.test_subscriptions import NEW, OLD, approve, plan_for, plans, subscribe
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group
+from tests.support.subscriptions import NEW, OLD, approve, memcached, plan_for, plans, subscribe
 
 PACKAGE = "memcached-operator"
 CRD = "memcacheds.cache.example.com"
@@ -55,16 +55,6 @@ def exists(plane: ControlPlane, kind: str, name: str, namespace: str | None = No
     if found.returncode != 0 and "NotFound" not in found.stderr:
         raise AssertionError(found.stderr)
     return found.returncode == 0
-
-
-def memcached(plane: ControlPlane, namespace: str, name: str) -> None:
-    body = {
-        "apiVersion": "cache.example.com/v1alpha1",
-        "kind": "Memcached",
-        "metadata": {"name": name},
-        "spec": {"size": 1},
-    }
-    plane.kubectl("apply", "-n", namespace, "-f", "-", stdin=json.dumps(body))
 
 
 def package_gone(plane: ControlPlane, namespace: str) -> bool:

@@ -7,8 +7,9 @@ import json
 
 import yaml
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import SAMPLE, install_sample, phase, wait_phase
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import SAMPLE, install_sample, phase, wait_phase
 
 OLD, NEW = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2"
 

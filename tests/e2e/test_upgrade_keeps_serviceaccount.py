@@ -19,16 +19,17 @@ import os
 import uuid
 from typing import Any
 
-from tests.conftest import (
+from tests.support.cluster import (
     SESSION_ID,
     SESSION_LABEL,
     STEP_TIMEOUT,
     ControlPlane,
-    OlmOperator,
+    namespace_report,
     wait_for,
 )
-from tests.e2e.stories import operator_group, phase
-from tests.e2e.test_subscriptions import NEW, OLD, namespace_report, subscribe
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group, phase
+from tests.support.subscriptions import NEW, OLD, subscribe
 
 RUNS = 50 if os.environ.get("OLM_PY_LONG") == "1" else 5
 ACCOUNT = "memcached-operator"

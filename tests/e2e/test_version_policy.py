@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import operator_group, phase
-from tests.e2e.test_subscriptions import plan_for, subscription
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.stories import operator_group, phase
+from tests.support.subscriptions import plan_for, subscription
 
 pytestmark = pytest.mark.e2e
 

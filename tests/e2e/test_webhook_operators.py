@@ -23,8 +23,10 @@ import pytest
 import yaml
 from cryptography import x509
 
-from tests.conftest import SHARED, STEP_TIMEOUT, ControlPlane, OlmOperator, wait_for
-from tests.e2e.stories import minimal_csv, operator_group, wait_phase
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.paths import SHARED
+from tests.support.stories import minimal_csv, operator_group, wait_phase
 
 CORPUS = SHARED / "corpus" / "community-operators" / "operators"
 OPERATORS: dict[str, dict[str, Any]] = {

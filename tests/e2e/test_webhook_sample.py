@@ -32,8 +32,10 @@ from typing import Any
 import pytest
 from cryptography import x509
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane, OlmOperator, Recorder, wait_for
-from tests.e2e.stories import operator_group, phase, wait_phase
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.olm_run import OlmOperator
+from tests.support.recorder import Recorder
+from tests.support.stories import operator_group, phase, wait_phase
 
 PACKAGE = "memcached-operator"
 V2, V3, V4 = (f"{PACKAGE}.v{v}" for v in ("0.0.2", "0.0.3", "0.1.0"))

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from tests.conftest import STEP_TIMEOUT, ControlPlane
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane
 
 DEPLOYMENT = """
 apiVersion: apps/v1

@@ -23,8 +23,8 @@ from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.image.cache import BlobCache
 from olm.image.pull import Options, label_of
 from olm.image.reference import parse
-from tests.conftest import STEP_TIMEOUT, ControlPlane
-from tests.integration.test_pod_network import serving_pair
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane
+from tests.support.pod_network import serving_pair
 
 
 def our_processes(state_dir: Path) -> list[str]:

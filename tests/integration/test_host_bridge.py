@@ -44,10 +44,8 @@ from olm.api.devbridge import (
 )
 from olm.devcluster import network
 from olm.samples.echo_webhook import CERT_DIR
-from tests.conftest import STEP_TIMEOUT, ControlPlane, wait_for
-from tests.integration.test_pod_network import apply, pod_network
-
-__all__ = ["pod_network"]  # the fixture, shared with test_pod_network
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.pod_network import apply
 
 TARGET_PORT = 5443
 

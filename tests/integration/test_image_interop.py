@@ -19,7 +19,7 @@ from olm.devcluster.ports import free_ports
 from olm.image.cache import BlobCache
 from olm.image.pull import Options, pull, resolve
 from olm.image.reference import parse
-from tests.integration.test_image_registry import BUNDLE, start_registry, stop_registry
+from tests.support.registry import BUNDLE, start_registry, stop_registry
 
 BUNDLE_LABELS = {
     "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",

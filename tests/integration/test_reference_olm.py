@@ -29,7 +29,8 @@ from olm.devcluster.reference_build import (
     go_available,
     reference_dir,
 )
-from tests.conftest import REPO, ControlPlane, wait_for
+from tests.support.cluster import ControlPlane, wait_for
+from tests.support.paths import REPO
 
 SAMPLE = REPO / "manifests" / "samples" / "memcached-operator"
 

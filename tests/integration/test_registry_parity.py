@@ -29,7 +29,7 @@ from olm.registry import registry_pb2 as pb
 from olm.registry.client import RegistryClient
 from olm.registry.index import RegistryIndex
 from olm.registry.server import serve
-from tests.conftest import SHARED
+from tests.support.paths import SHARED
 
 FBC = SHARED / "fixtures" / "fbc-testdata"
 CATALOGS = [

@@ -27,8 +27,9 @@ from typing import Any
 from olm.devcluster import manifests
 from olm.devcluster.cluster import DevCluster, default_state_dir
 from olm.devcluster.reference import wait_for_health_ports
-from tests.conftest import ControlPlane, OlmOperator
 from tests.parity.normalize import normalize
+from tests.support.cluster import ControlPlane
+from tests.support.olm_run import OlmOperator
 
 REFERENCE_ENV = "OLM_PARITY_REFERENCE"
 OLM = [sys.executable, "-m", "olm.cli"]

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.parity.reshape import BY_KIND
+from tests.support.paths import REPO
 
 Obj = dict[str, Any]
 
@@ -483,3 +484,6 @@ def headings(markdown: str) -> set[str]:
     out = {m.group(1).strip() for m in re.finditer(r"^#+\s+(.+)$", markdown, re.M)}
     out |= {m.group(1).strip() for m in re.finditer(r"^- \*\*(.+?)\*\*", markdown, re.M)}
     return out
+
+
+KNOWN = REPO / "tests" / "parity" / "known_differences.yaml"

@@ -11,8 +11,7 @@ import json
 import yaml
 
 from tests.parity.harness import state_root
-from tests.parity.normalize import diff_runs, load_known, unlisted
-from tests.parity.test_parity import KNOWN
+from tests.parity.normalize import KNOWN, diff_runs, load_known, unlisted
 
 
 def main() -> int:

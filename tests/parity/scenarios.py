@@ -15,11 +15,11 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import REPO, SHARED
-from tests.e2e.stories import minimal_csv
 from tests.parity import packagemanifests as pm
 from tests.parity.catalogs import Bundle, Package, load_manifests, write_catalog
 from tests.parity.harness import Scope, Side, settled, wait
+from tests.support.paths import REPO, SHARED
+from tests.support.stories import minimal_csv
 
 SAMPLE = REPO / "manifests" / "samples" / "memcached-operator"
 OLD, NEW = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2"

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import REPO
 from tests.parity.harness import (
     reference_available,
     reference_kind,
@@ -25,12 +24,11 @@ from tests.parity.harness import (
     state_root,
     sweep_crashed_runs,
 )
-from tests.parity.normalize import Difference, diff_runs, load_known, unlisted
+from tests.parity.normalize import KNOWN, Difference, diff_runs, load_known, unlisted
 from tests.parity.scenarios import SCENARIOS, Scenario, Snapshots
 
 pytestmark = pytest.mark.parity
 
-KNOWN = REPO / "tests" / "parity" / "known_differences.yaml"
 SIDES = ("reference", "olm-py")
 Results = dict[str, dict[str, Any]]  # scenario -> side -> Snapshots | error text, + timings
 

@@ -15,7 +15,7 @@ from olm.catalog.formats import load
 from olm.catalog.inspect import inspect
 from olm.catalog.render import to_yaml
 from olm.catalog.validate import validate
-from tests.conftest import SHARED
+from tests.support.paths import SHARED
 
 CORPUS = SHARED / "corpus" / "community-operators"
 pytestmark = pytest.mark.skipif(

@@ -14,7 +14,7 @@ from olm.catalog.inspect import inspect
 from olm.catalog.render import to_json, to_yaml
 from olm.catalog.validate import validate
 from olm.catalog.yamlio import iter_documents
-from tests.conftest import SHARED
+from tests.support.paths import SHARED
 
 FIXTURES = SHARED / "fixtures"
 FBC = FIXTURES / "fbc-testdata"

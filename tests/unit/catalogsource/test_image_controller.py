@@ -18,7 +18,7 @@ from olm.controllers.catalogsource import CatalogCache, CatalogSourceController
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.kube.fake import FakeGateway
-from tests.unit.catalogsource.test_controller import API, NS, Reader, source, status, sync
+from tests.unit.catalogsource.world import API, NS, Reader, source, status, sync
 
 IMAGE = "127.0.0.1:5000/olm/samples:v1"
 PINNED = "127.0.0.1:5000/olm/samples@sha256:" + "a" * 64

@@ -12,15 +12,7 @@ from olm.catalogsource.decide import Fetched
 from olm.controllers.catalogsource import CatalogCache, CatalogSourceController, Reads
 from olm.controllers.store import Store
 from olm.kube.fake import FakeGateway
-from tests.unit.catalogsource.test_controller import (
-    NS,
-    Reader,
-    catalog,
-    source,
-    status,
-    sync,
-    world,
-)
+from tests.unit.catalogsource.world import NS, Reader, catalog, source, status, sync, world
 
 
 class Stuck(Reader):

@@ -17,7 +17,7 @@ from olm.controllers.queue import WorkKind
 from olm.controllers.store import Store, StoreKind
 from olm.controllers.wake.graph import WAKE_GRAPH, related_keys, resync_keys
 from olm.controllers.watch import WATCHED
-from olm.installplan.decide import ATTENUATED_REF
+from olm.installplan.status import ATTENUATED_REF
 from olm.scope.apiroles import CRD_OWNER_KIND
 
 NS = "ns"

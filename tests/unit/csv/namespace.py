@@ -16,7 +16,7 @@ from typing import Any
 from olm.api.csv import CsvPhase, CsvReason
 from olm.csv.phase import Plan, decide, install_failed
 from olm.install.deployments import refusal_message
-from tests.unit.test_csv_phase import NOW, healthy, world
+from tests.unit.csv.world import NOW, healthy, world
 
 STEP = datetime.timedelta(seconds=5)
 REFUSAL = (

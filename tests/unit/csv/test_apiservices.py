@@ -16,7 +16,7 @@ from olm.csv.requirements import RequirementInputs
 from olm.install.apiservices import adoption_problem, resource_issue, unavailable
 from olm.install.certresources import WebhookWorld
 from olm.install.certs import CertSettings
-from tests.unit.test_csv_phase import GROUP, NO_RBAC, NOW, NS, csv, healthy
+from tests.unit.csv.world import GROUP, NO_RBAC, NOW, NS, csv, healthy
 
 SHORT = CertSettings(datetime.timedelta(hours=2), datetime.timedelta(minutes=30))
 UID_GROUP = {**GROUP, "metadata": {**GROUP["metadata"], "uid": "og-uid"}}

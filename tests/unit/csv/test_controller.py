@@ -16,7 +16,7 @@ from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.kube.errors import GatewayError
 from olm.kube.fake import FakeGateway
-from tests.unit.test_csv_phase import NS, csv
+from tests.unit.csv.world import NS, csv
 
 CACHED = {
     "ClusterServiceVersion": "csv",

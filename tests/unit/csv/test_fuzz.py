@@ -16,7 +16,7 @@ from olm.csv.phase import Plan, decide
 from olm.csv.replacement import cycle, lineage
 from olm.install.deployments import render_deployment
 from olm.install.strategy import parse_strategy
-from tests.unit.test_csv_phase import csv, healthy, world
+from tests.unit.csv.world import csv, healthy, world
 
 NAMES = ["a", "b", "c", "d"]
 phases = st.one_of(st.sampled_from([p.value for p in CsvPhase]), st.just("Bogus"))

@@ -8,7 +8,7 @@ import pytest
 
 from olm.csv.phase import RETRY_FAILED_INSTALL_AFTER, decide, install_failed
 from olm.install.deployments import refusal_message
-from tests.unit.test_csv_phase import NOW, csv, moved, world
+from tests.unit.csv.world import NOW, csv, moved, world
 
 DEPLOYMENT = {"metadata": {"name": "op-controller"}}
 INVALID = (

@@ -18,7 +18,7 @@ import pytest
 from olm.install.deployments import render_deployment
 from olm.install.strategy import parse_strategy
 from tests.unit.csv.namespace import Namespace
-from tests.unit.test_csv_phase import csv, healthy
+from tests.unit.csv.world import csv, healthy
 
 ROUNDS = 40  # 200 s of simulated time
 QUIET_ROUNDS = 12  # the last minute

@@ -11,7 +11,7 @@ import pytest
 
 from olm.install.deployments import render_deployment
 from olm.install.strategy import InvalidStrategy, parse_strategy
-from tests.unit.test_csv_phase import csv
+from tests.unit.csv.world import csv
 
 PATH = "spec.install.spec.deployments[0].spec.template"
 

@@ -14,8 +14,7 @@ from olm.controllers.csv import CsvController
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
 from olm.kube.fake import FakeGateway
-from tests.unit.csv.test_webhooks import validating
-from tests.unit.test_csv_phase import NS, csv, healthy
+from tests.unit.csv.world import NS, csv, healthy, validating
 
 CACHED = {
     "ClusterServiceVersion": "csv",

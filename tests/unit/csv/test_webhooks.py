@@ -23,8 +23,8 @@ from olm.install.conversion import conversion_cleanup, conversion_patches
 from olm.install.render import plan_install
 from olm.install.strategy import parse_strategy
 from olm.install.webhooks import WebhookProblem, config_name, namespace_selector, stale_configs
-from tests.conftest import SHARED
-from tests.unit.test_csv_phase import GROUP, NO_RBAC, NOW, NS, csv, healthy
+from tests.support.paths import SHARED
+from tests.unit.csv.world import GROUP, NO_RBAC, NOW, NS, csv, healthy, validating
 
 CORPUS = SHARED / "corpus" / "community-operators"
 SHORT = CertSettings(datetime.timedelta(hours=2), datetime.timedelta(minutes=30))
@@ -35,29 +35,6 @@ ALL_ONLY = [
     {"type": "OwnNamespace", "supported": False},
     {"type": "AllNamespaces", "supported": True},
 ]
-
-
-def validating(**overrides: Any) -> dict[str, Any]:
-    return {
-        "generateName": "vthing.example.com",
-        "type": "ValidatingAdmissionWebhook",
-        "deploymentName": "op",
-        "containerPort": 443,
-        "targetPort": 9443,
-        "rules": [
-            {
-                "apiGroups": ["example.com"],
-                "apiVersions": ["v1"],
-                "operations": ["CREATE"],
-                "resources": ["things"],
-            }
-        ],
-        "failurePolicy": "Fail",
-        "sideEffects": "None",
-        "admissionReviewVersions": ["v1"],
-        "webhookPath": "/validate",
-        **overrides,
-    }
 
 
 def conversion() -> dict[str, Any]:

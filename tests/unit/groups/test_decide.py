@@ -11,33 +11,7 @@ import pytest
 from olm.api.operatorgroup import OperatorGroupConditionType, OperatorGroupReason
 from olm.groups.decide import GroupPlan, GroupSnapshot, csvs_to_wake, decide, is_copy
 from olm.scope.conflicts import pruned_provided_apis
-
-NOW = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
-EARLIER = "2026-01-01T00:00:00Z"
-STAMP = "2026-01-02T03:04:05Z"
-NAMESPACES = {"own": {}, "a": {"team": "x"}, "b": {"team": "y"}}
-
-
-def group(
-    spec: dict[str, Any] | None = None,
-    status: dict[str, Any] | None = None,
-    annotations: dict[str, str] | None = None,
-    deleting: bool = False,
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": "og", "namespace": "own", "resourceVersion": "7"}
-    if annotations is not None:
-        meta["annotations"] = annotations
-    if deleting:
-        meta["deletionTimestamp"] = EARLIER
-    obj: dict[str, Any] = {
-        "apiVersion": "operators.coreos.com/v1",
-        "kind": "OperatorGroup",
-        "metadata": meta,
-        "spec": spec or {},
-    }
-    if status is not None:
-        obj["status"] = status
-    return obj
+from tests.unit.groups.world import EARLIER, NAMESPACES, NOW, STAMP, group, snapshot
 
 
 def csv(
@@ -68,26 +42,6 @@ IN_STEP = {
 }
 SYNCED = {"namespaces": ["own"], "lastUpdated": EARLIER}
 MEMCACHED = {"name": "memcacheds.cache.example.com", "version": "v1alpha1", "kind": "Memcached"}
-
-
-def snapshot(
-    g: dict[str, Any] | None = None,
-    *,
-    siblings: tuple[str, ...] = ("og",),
-    namespaces: dict[str, dict[str, str]] | None = None,
-    terminating: bool = False,
-    csvs: tuple[dict[str, Any], ...] = (),
-) -> GroupSnapshot:
-    return GroupSnapshot(
-        namespace="own",
-        name="og",
-        group=g,
-        sibling_names=siblings,
-        namespaces=NAMESPACES if namespaces is None else namespaces,
-        namespace_terminating=terminating,
-        csvs=csvs,
-        now=NOW,
-    )
 
 
 # ----- targets and status.namespaces ----------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from olm.groups.decide import decide
-from tests.unit.groups.test_decide import STAMP, group, snapshot
+from tests.unit.groups.world import STAMP, group, snapshot
 
 SA = {
     "apiVersion": "v1",

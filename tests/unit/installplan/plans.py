@@ -9,7 +9,15 @@ from typing import Any
 
 from olm.catalog.formats import load
 from olm.catalog.samples import CATALOG
+from olm.controllers.installplan import STORE_KINDS, InstallPlanController
+from olm.controllers.queue import WorkQueue
+from olm.controllers.store import Store
+from olm.installplan.decide import (
+    Snapshot,
+)
+from olm.installplan.stepref import step_ref
 from olm.installplan.steps import plan_bundle
+from olm.kube.fake import FakeGateway
 
 NOW = datetime.datetime(2026, 11, 22, 12, 0, 0, tzinfo=datetime.UTC)
 NS = "team-a"
@@ -113,3 +121,50 @@ def csv_owner(name: str, uid: str) -> dict[str, Any]:
         "controller": False,
         "blockOwnerDeletion": False,
     }
+
+
+def objects_of(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The step manifests of a plan by kind."""
+    return {manifest(e)["kind"]: manifest(e) for e in plan["status"]["plan"]}
+
+
+def snap(
+    plan: dict[str, Any],
+    *present: dict[str, Any],
+    absent: bool = True,
+    now: datetime.datetime = NOW,
+    **kwargs: Any,
+) -> Snapshot:
+    """A snapshot where `present` exist and (with `absent`) every other step's object does not."""
+    objects: dict[Any, Any] = {}
+    if absent:
+        for entry in (plan.get("status") or {}).get("plan") or []:
+            objects[step_ref(manifest(entry))] = None
+    for obj in present:
+        objects[step_ref(obj)] = obj
+    return Snapshot(plan, now, objects=objects, **kwargs)
+
+
+CACHED = {**STORE_KINDS, "InstallPlan": "installplan", "Namespace": "namespace"}
+
+
+def sync(store: Store, fake: FakeGateway) -> None:
+    """What the watch would bring: every cached kind as the fake holds it now."""
+    for (_, kind, _, _), obj in fake.objects.items():
+        if kind in CACHED:
+            store.upsert(CACHED[kind], copy.deepcopy(obj))
+
+
+def world(
+    *plans: dict[str, Any], crd: bool = True
+) -> tuple[FakeGateway, Store, InstallPlanController]:
+    fake = FakeGateway()
+    fake.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    if crd:
+        crd_manifest = manifest(entries()[1])
+        fake.put(established(crd_manifest))
+    for plan in plans:
+        fake.put(plan)
+    store = Store()
+    sync(store, fake)
+    return fake, store, InstallPlanController(store, fake, WorkQueue())

@@ -4,12 +4,10 @@ an upgrade keeps the ServiceAccount owned by the new CSV (issue 16)."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from olm.controllers.installplan import STORE_KINDS, InstallPlanController
+from olm.controllers.installplan import InstallPlanController
 from olm.controllers.queue import WorkQueue
-from olm.controllers.store import Store
 from olm.kube.errors import Conflict, GatewayError
 from olm.kube.fake import FakeGateway
 from tests.unit.installplan.plans import (
@@ -21,32 +19,9 @@ from tests.unit.installplan.plans import (
     entries,
     established,
     install_plan,
-    manifest,
+    sync,
+    world,
 )
-
-CACHED = {**STORE_KINDS, "InstallPlan": "installplan", "Namespace": "namespace"}
-
-
-def sync(store: Store, fake: FakeGateway) -> None:
-    """What the watch would bring: every cached kind as the fake holds it now."""
-    for (_, kind, _, _), obj in fake.objects.items():
-        if kind in CACHED:
-            store.upsert(CACHED[kind], copy.deepcopy(obj))
-
-
-def world(
-    *plans: dict[str, Any], crd: bool = True
-) -> tuple[FakeGateway, Store, InstallPlanController]:
-    fake = FakeGateway()
-    fake.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-    if crd:
-        crd_manifest = manifest(entries()[1])
-        fake.put(established(crd_manifest))
-    for plan in plans:
-        fake.put(plan)
-    store = Store()
-    sync(store, fake)
-    return fake, store, InstallPlanController(store, fake, WorkQueue())
 
 
 def get(fake: FakeGateway, kind: str, name: str, namespace: str = NS) -> dict[str, Any]:

@@ -27,32 +27,12 @@ from tests.unit.installplan.plans import (
     install_plan,
     live,
     manifest,
+    objects_of,
+    snap,
 )
 
 CSV_I, CRD_I, SA_I, ROLE_I, BINDING_I = range(5)
 DONE = ["Created", "Present", "Unknown", "Unknown", "Unknown"]
-
-
-def objects_of(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The step manifests of a plan by kind."""
-    return {manifest(e)["kind"]: manifest(e) for e in plan["status"]["plan"]}
-
-
-def snap(
-    plan: dict[str, Any],
-    *present: dict[str, Any],
-    absent: bool = True,
-    now: datetime.datetime = NOW,
-    **kwargs: Any,
-) -> Snapshot:
-    """A snapshot where `present` exist and (with `absent`) every other step's object does not."""
-    objects: dict[Any, Any] = {}
-    if absent:
-        for entry in (plan.get("status") or {}).get("plan") or []:
-            objects[step_ref(manifest(entry))] = None
-    for obj in present:
-        objects[step_ref(obj)] = obj
-    return Snapshot(plan, now, objects=objects, **kwargs)
 
 
 def statuses(plan: Plan) -> list[str]:

@@ -15,8 +15,7 @@ from olm.catalog.samples import CATALOG
 from olm.installplan.decide import decide
 from olm.installplan.objects import alongside_key, managed, with_alongside
 from olm.installplan.steps import go_json, plan_bundle, properties_annotation
-from tests.unit.installplan.plans import NS, established, install_plan, live
-from tests.unit.installplan.test_decide import objects_of, snap
+from tests.unit.installplan.plans import NS, established, install_plan, live, objects_of, snap
 
 PREFIX = "operatorframework.io/installed-alongside-"
 V1, V2 = "memcached-operator.v0.0.1", "memcached-operator.v0.0.2"

@@ -18,8 +18,7 @@ from olm.installplan.decide import decide
 from olm.installplan.snapshot import Snapshot
 from olm.kube.errors import GatewayError
 from olm.kube.fake import FakeGateway
-from tests.unit.installplan.plans import NOW, NS, entries, established, install_plan, manifest
-from tests.unit.installplan.test_controller import sync
+from tests.unit.installplan.plans import NOW, NS, entries, established, install_plan, manifest, sync
 
 REF = {
     "apiVersion": "v1",

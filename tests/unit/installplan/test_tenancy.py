@@ -37,8 +37,8 @@ from tests.unit.installplan.plans import (
     established,
     install_plan,
     manifest,
+    sync,
 )
-from tests.unit.installplan.test_controller import sync
 
 ADMINS = frozenset({"olm", "platform"})
 SECRETS_RULE = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}

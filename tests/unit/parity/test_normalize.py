@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
 from tests.parity.normalize import (
     MISSING,
     Difference,
@@ -19,6 +18,7 @@ from tests.parity.normalize import (
     normalize,
     unlisted,
 )
+from tests.support.paths import REPO
 
 UID_A = "0b9f6c1e-1111-4a2b-9c3d-000000000001"
 UID_B = "0b9f6c1e-2222-4a2b-9c3d-000000000002"

@@ -21,7 +21,9 @@ from tests.unit.installplan.plans import (
     install_plan,
     manifest,
 )
-from tests.unit.uninstall.test_run import memcached_kind  # noqa: F401 (autouse: Memcacheds listed)
+
+# The fake lists Memcacheds in every test here (tests/unit/conftest.py).
+pytestmark = pytest.mark.usefixtures("memcached_kind")
 
 OPS = "operators.coreos.com/v1alpha1"
 

@@ -10,8 +10,7 @@ from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION
 from olm.kube.errors import GatewayError
 from olm.kube.fake import FakeGateway
 from olm.preview.plan import needs_summary
-from tests.unit.installplan.plans import NS, entries, install_plan
-from tests.unit.installplan.test_controller import world
+from tests.unit.installplan.plans import NS, entries, install_plan, world
 
 IP = "operators.coreos.com/v1alpha1"
 

@@ -3,22 +3,9 @@ dependencies, and failures explained in plain words (naming the bundles and the 
 
 from __future__ import annotations
 
-from olm.catalog.formats import load
-from olm.catalog.samples import CATALOG
-from olm.resolution.catalogs import candidates
 from olm.resolution.model import Candidate, Installed, Source, Wanted
 from olm.resolution.resolver import Resolver
-
-SAMPLES = Source("samples", "olm", own_namespace=False)
-MEMCACHED_API = ("cache.example.com", "v1alpha1", "Memcached")
-
-
-def samples() -> list[Candidate]:
-    return candidates(load(CATALOG.parent), SAMPLES)
-
-
-def want(name: str = "memcached", package: str = "memcached-operator", **fields: str) -> Wanted:
-    return Wanted(name=name, package=package, source="samples", source_namespace="olm", **fields)
+from tests.unit.resolution.world import MEMCACHED_API, SAMPLES, samples, want
 
 
 def test_a_fresh_subscription_gets_the_channel_head() -> None:

@@ -14,7 +14,7 @@ from olm.resolution.versionrange import (
     in_range,
     parse_version_range,
 )
-from tests.unit.resolution.test_resolver import MEMCACHED_API, SAMPLES, samples, want
+from tests.unit.resolution.world import MEMCACHED_API, SAMPLES, samples, want
 
 V003 = Installed("memcached-operator.v0.0.3", "memcached-operator", "0.0.3", (MEMCACHED_API,))
 V001 = Installed("memcached-operator.v0.0.1", "memcached-operator", "0.0.1", (MEMCACHED_API,))

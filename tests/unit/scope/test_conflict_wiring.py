@@ -11,7 +11,7 @@ from olm.controllers.store import Store
 from olm.controllers.wake.scope import conflict_keys, scoped_install_keys
 from olm.csv.phase import GroupApiCheck, decide
 from olm.scope.conflicts import decide_provided_apis, recovery
-from tests.unit.test_csv_phase import csv, world
+from tests.unit.csv.world import csv, world
 
 OWNED = {"name": "things.x.io", "version": "v1", "kind": "Thing"}
 

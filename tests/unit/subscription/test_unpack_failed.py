@@ -5,19 +5,20 @@ read unpacks it."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import pytest
 
-from olm.catalog.model import Catalog, Problem
-from olm.catalogsource.source import BUNDLE_UNPACK_RULE
+from olm.catalog.model import Catalog
 from olm.subscription.decide import decide
 from olm.subscription.snapshot import LoadedCatalog, catalogs_in_scope
 from tests.unit.subscription.world import (
     GLOBAL,
+    IMAGE,
     NS,
     V2,
+    WHY,
+    broken,
     catalog_source,
     conditions,
     converge,
@@ -26,28 +27,6 @@ from tests.unit.subscription.world import (
     subscription,
     world,
 )
-
-IMAGE = "127.0.0.1:5000/team/memcached-bundle:v0.0.2"
-WHY = "registry 127.0.0.1:5000 has no team/memcached-bundle:v0.0.2"
-
-
-def broken(why: str = WHY, *, inline: bool = False) -> Catalog:
-    """The samples catalog with V2's objects replaced by an image that failed to unpack."""
-    catalog = copy.deepcopy(samples())
-    bundle = catalog.packages["memcached-operator"].bundles[V2]
-    bundle.image = IMAGE
-    if not inline:
-        bundle.properties = [p for p in bundle.properties if p["type"] != "olm.bundle.object"]
-    catalog.problems.append(
-        Problem(
-            BUNDLE_UNPACK_RULE,
-            f"bundle image {IMAGE} of {V2} could not be unpacked: {why}",
-            path=IMAGE,
-            location=f"memcached-operator/{V2}",
-            level="warning",
-        )
-    )
-    return catalog
 
 
 def loaded(catalog: Catalog) -> dict[tuple[str, str], Catalog]:

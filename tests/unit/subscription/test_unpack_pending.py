@@ -13,12 +13,12 @@ import pytest
 from olm.catalog.model import Catalog
 from olm.subscription.decide import REQUEUE_WHILE_UNPACKING, decide
 from olm.subscription.snapshot import LoadedCatalog, UnpackRequest, catalogs_in_scope
-from tests.unit.subscription.test_unpack_failed import broken
 from tests.unit.subscription.world import (
     GLOBAL,
     NS,
     V1,
     V2,
+    broken,
     catalog_source,
     conditions,
     converge,

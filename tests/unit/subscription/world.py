@@ -9,8 +9,9 @@ import datetime
 import functools
 from typing import Any
 
-from olm.catalog.model import Catalog
+from olm.catalog.model import Catalog, Problem
 from olm.catalog.samples import build
+from olm.catalogsource.source import BUNDLE_UNPACK_RULE
 from olm.subscription.decide import decide
 from olm.subscription.snapshot import LoadedCatalog, Plan, Snapshot, catalogs_in_scope
 
@@ -253,3 +254,27 @@ def conditions(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def status_of(snapshot: Snapshot, name: str = "memcached") -> dict[str, Any]:
     found = next(s for s in snapshot.subscriptions if s["metadata"]["name"] == name)
     return dict(found.get("status") or {})
+
+
+IMAGE = "127.0.0.1:5000/team/memcached-bundle:v0.0.2"
+
+WHY = "registry 127.0.0.1:5000 has no team/memcached-bundle:v0.0.2"
+
+
+def broken(why: str = WHY, *, inline: bool = False) -> Catalog:
+    """The samples catalog with V2's objects replaced by an image that failed to unpack."""
+    catalog = copy.deepcopy(samples())
+    bundle = catalog.packages["memcached-operator"].bundles[V2]
+    bundle.image = IMAGE
+    if not inline:
+        bundle.properties = [p for p in bundle.properties if p["type"] != "olm.bundle.object"]
+    catalog.problems.append(
+        Problem(
+            BUNDLE_UNPACK_RULE,
+            f"bundle image {IMAGE} of {V2} could not be unpacked: {why}",
+            path=IMAGE,
+            location=f"memcached-operator/{V2}",
+            level="warning",
+        )
+    )
+    return catalog

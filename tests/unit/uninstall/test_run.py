@@ -3,7 +3,6 @@ refused request stops it with what was done said (the real API server: tests/e2e
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,8 +10,10 @@ import pytest
 from olm.api.cleanup import CLEANUP_ANNOTATION, CleanupPolicy
 from olm.kube.errors import GatewayError
 from olm.kube.fake import FakeGateway
-from olm.kube.resources import RESOURCES, register_resource
 from olm.uninstall.run import UninstallError, uninstall
+
+# The fake lists Memcacheds in every test here (tests/unit/conftest.py).
+pytestmark = pytest.mark.usefixtures("memcached_kind")
 
 NS, PKG, OLD = "team-a", "memcached-operator", "memcached-operator.v0.0.1"
 CRD = "memcacheds.cache.example.com"
@@ -56,17 +57,6 @@ def world() -> list[dict[str, Any]]:
             "metadata": {"name": "sample", "namespace": "default"},
         },
     ]
-
-
-@pytest.fixture(autouse=True)
-def memcached_kind() -> Iterator[None]:
-    """The fake lists Memcacheds once it knows the kind; the table is shared, so it is put back."""
-    key = ("cache.example.com/v1alpha1", "Memcached")
-    known = key in RESOURCES
-    register_resource(*key, "memcacheds", True)
-    yield
-    if not known:
-        RESOURCES.pop(key, None)
 
 
 def written(fake: FakeGateway) -> list[tuple[str, str, str]]:

@@ -17,6 +17,7 @@ from olm.devcluster.build import (
     ensure_binaries,
 )
 from olm.devcluster.versions import PINNED, cache_dir
+from tests.support.paths import REPO
 
 
 def make_complete_cache(root: Path) -> None:
@@ -121,5 +122,4 @@ def test_cache_dir_is_versioned_and_outside_the_repo(
     path = cache_dir()
     assert path == tmp_path / "olm-py" / PINNED.tag
     assert PINNED.kubernetes in path.name and PINNED.etcd in path.name and PINNED.kwok in path.name
-    repo = Path(__file__).resolve().parents[2]
-    assert repo not in cache_dir().parents or os.environ.get("OLM_PY_CACHE")
+    assert REPO not in cache_dir().parents or os.environ.get("OLM_PY_CACHE")

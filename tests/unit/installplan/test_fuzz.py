@@ -19,7 +19,7 @@ from olm.installplan.decide import decide
 from olm.installplan.snapshot import Plan, Snapshot
 from olm.installplan.stepref import step_manifest, step_ref
 from olm.installplan.steps import plan_bundle
-from tests.unit.fuzz_corpus import FUZZ_SETTINGS, catalogs, junk, mutated
+from tests.support.fuzz_corpus import FUZZ_SETTINGS, catalogs, junk, mutated
 
 NS = "fuzz"
 NOW = datetime.datetime(2026, 11, 23, 12, 0, 0, tzinfo=datetime.UTC)

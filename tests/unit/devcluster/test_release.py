@@ -25,8 +25,8 @@ from olm.devcluster.release import (
     release_chart_dir,
     release_values,
 )
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 VALUES = REPO / "charts" / "olm-py" / "values.yaml"
 
 

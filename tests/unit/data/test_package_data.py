@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 import olm.data
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 SOURCES = ("pyproject.toml", "README.md", "olm", "catalogs", "manifests")
 
 PROBE = """

@@ -11,7 +11,10 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import REPO, STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.catalog_server import Server, catalog_source
+from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
+from tests.support.paths import REPO
+from tests.support.subscriptions import subscribe
 
 SAMPLE = REPO / "manifests" / "samples" / "memcached-operator"
 
@@ -191,10 +194,6 @@ def subscribed_to_first_bundle(
     """`write_first_bundle_catalog(directory, extra, change_csv)` served by `olm catalog serve`
     as CatalogSource `updating` of `namespace` (READY), the namespace's OperatorGroup, and an
     Automatic Subscription `memcached` to its 0.0.1; the catalog server stops at the end."""
-    # Imported here: those story modules import this one.
-    from tests.e2e.test_catalog_updates import Server, catalog_source
-    from tests.e2e.test_subscriptions import subscribe
-
     write_first_bundle_catalog(directory, extra, change_csv)
     server = Server(directory)
     server.start()

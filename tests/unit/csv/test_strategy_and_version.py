@@ -11,7 +11,7 @@ import pytest
 from olm.csv.phase import decide
 from olm.csv.requirements import RequirementInputs, check_requirements
 from olm.install.strategy import InvalidStrategy, parse_strategy
-from tests.unit.test_csv_phase import NO_RBAC, csv, moved, world
+from tests.unit.csv.world import NO_RBAC, csv, moved, world
 
 INPUTS = RequirementInputs({}, {}, NO_RBAC, "v1.34.12", frozenset())
 

@@ -16,7 +16,7 @@ from olm.installplan.decide import decide as decide_plan
 from olm.installplan.snapshot import Snapshot
 from olm.registry import registry_pb2 as pb
 from olm.registry.client import UnreadableAnswer, _decode
-from tests.unit.test_csv_phase import NOW, csv, world
+from tests.unit.csv.world import NOW, csv, world
 
 UNDECLARED = (
     "PATCH /apis/apps/v1/namespaces/n/deployments/op failed (500): failed to create typed patch "

@@ -20,8 +20,8 @@ from olm.groups.decide import GroupPlan, GroupSnapshot
 from olm.groups.decide import decide as decide_group
 from olm.install.deployments import render_deployment
 from olm.install.strategy import InvalidStrategy, parse_strategy
-from tests.unit.fuzz_corpus import FUZZ_SETTINGS, catalogs, corpus_csv
-from tests.unit.test_csv_phase import NS, healthy, world
+from tests.support.fuzz_corpus import FUZZ_SETTINGS, catalogs, corpus_csv
+from tests.unit.csv.world import NS, healthy, world
 
 NOW = datetime.datetime(2026, 11, 23, 12, 0, 0, tzinfo=datetime.UTC)
 SETTINGS = FUZZ_SETTINGS

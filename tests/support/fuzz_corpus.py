@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from olm.catalog.formats import load
 from olm.catalog.model import Catalog
-from tests.conftest import SHARED
+from tests.support.paths import SHARED
 
 CORPUS = SHARED / "corpus" / "community-operators"
 # Small packages with replaces chains, skips, several channels, global and own-namespace

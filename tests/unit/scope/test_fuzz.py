@@ -17,7 +17,7 @@ from olm.scope.conflicts import ApiDecision, decide_provided_apis
 from olm.scope.copies import CopyMeta, copy_prototype
 from olm.scope.decide import ScopePlan, ScopeSnapshot, decide_scope
 from olm.scope.olmconfig import OlmConfigPlan, OlmConfigSnapshot, plan_olm_config
-from tests.unit.fuzz_corpus import FUZZ_SETTINGS, catalogs, corpus_csv, mutated
+from tests.support.fuzz_corpus import FUZZ_SETTINGS, catalogs, corpus_csv, mutated
 
 OWN = "op"
 NAMESPACES = [OWN, "a", "b", "c", "ünï", ""]

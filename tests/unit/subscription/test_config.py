@@ -16,7 +16,7 @@ from olm.controllers.watch import related_keys
 from olm.csv.phase import World, decide, desired_deployments
 from olm.install.overrides import apply_config, config_problem
 from olm.install.strategy import parse_strategy
-from tests.unit.test_csv_phase import csv, healthy, moved, world
+from tests.unit.csv.world import csv, healthy, moved, world
 
 UNCHANGED = object()
 TOL = {"key": "k", "operator": "Exists", "effect": "NoSchedule"}

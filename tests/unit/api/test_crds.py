@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from olm.api.kinds import CATEGORY, GROUP, KINDS, Kind, KindInfo, header_for
+from tests.support.paths import REPO
 
-CRD_DIR = Path(__file__).resolve().parents[2] / "manifests" / "crds"
+CRD_DIR = REPO / "manifests" / "crds"
 
 
 def load_crds() -> dict[str, dict[str, Any]]:

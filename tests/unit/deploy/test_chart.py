@@ -7,7 +7,6 @@ import filecmp
 import os
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +16,8 @@ import olm
 from olm.cli import build_parser
 from olm.deploy.install import RENDERED, rendered_path
 from olm.deploy.plan import IMAGE_PLACEHOLDER
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "olm-py"
 SHIPPED_CRDS = REPO / "manifests" / "crds"
 # The chart has no default image (nothing publishes one): every rendering names one.

@@ -17,7 +17,7 @@ from olm.api.installplan import InstallPlanPhase
 from olm.api.subscription import SubscriptionState
 from olm.subscription.decide import decide
 from olm.subscription.snapshot import CatalogInScope, LoadedCatalog, Plan, Snapshot
-from tests.unit.fuzz_corpus import FUZZ_SETTINGS, catalogs, corpus_csv, junk, mutated
+from tests.support.fuzz_corpus import FUZZ_SETTINGS, catalogs, corpus_csv, junk, mutated
 
 NS = "fuzz"
 GLOBAL = "olm"
