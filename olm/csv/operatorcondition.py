@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from olm.api.conditions import find_condition
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
 
@@ -156,7 +157,7 @@ def not_upgradeable(condition: dict[str, Any] | None) -> str | None:
         return None
 
     def find(items: list[dict[str, Any]]) -> dict[str, Any] | None:
-        return next((c for c in items if c.get("type") == "Upgradeable"), None)
+        return find_condition(items, "Upgradeable")
 
     override = find((condition.get("spec") or {}).get("overrides") or [])
     if override is not None:

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from olm.api.body import meta as body_meta
 from olm.api.installplan import (
     API_DEADLINE_SECONDS,
     DONE_STEP_STATUSES,
@@ -95,7 +96,7 @@ class _Pass:
 
     @property
     def namespace(self) -> str:
-        return str((self.snapshot.plan.get("metadata") or {}).get("namespace") or "")
+        return str(body_meta(self.snapshot.plan).get("namespace") or "")
 
     def done(self, index: int) -> bool:
         """The step was carried out by an earlier pass (Present or Created)."""
@@ -218,7 +219,7 @@ def _crds(work: _Pass) -> Plan | None:
             else:
                 waiting.append(index)
             continue
-        if live is not None and (live.get("metadata") or {}).get("deletionTimestamp"):
+        if live is not None and body_meta(live).get("deletionTimestamp"):
             # Being deleted (its custom resources are being removed): writing it now would be
             # lost with it; it is created again once it is gone.
             waiting.append(index)
@@ -316,7 +317,7 @@ def _own_bundle_objects(work: _Pass) -> None:
 def _csv_uids(snapshot: Snapshot) -> dict[str, str]:
     """The uid of each CSV the snapshot read, by name ("" for one without)."""
     return {
-        ref[3]: str((obj.get("metadata") or {}).get("uid") or "")
+        ref[3]: str(body_meta(obj).get("uid") or "")
         for ref, obj in snapshot.objects.items()
         if ref[1] == CSV_KIND and obj is not None
     }
@@ -334,7 +335,7 @@ def _wait_for_owners(work: _Pass, csv_uids: Mapping[str, str]) -> Plan | None:
             str(owner.get("name", ""))
             for index in work.stage(None)
             if not work.done(index)
-            for owner in (work.manifests[index].get("metadata") or {}).get("ownerReferences") or []
+            for owner in body_meta(work.manifests[index]).get("ownerReferences") or []
             if owner.get("kind") == CSV_KIND
             and not owner.get("uid")
             and not csv_uids.get(str(owner.get("name", "")))

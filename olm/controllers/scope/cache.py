@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
 from olm.controllers.store import StoreKind
 from olm.scope.decide import copy_metadata
 
-
-def metadata_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
+metadata_of = body.meta
 
 
 def terminating(namespace: Mapping[str, Any] | None) -> bool:

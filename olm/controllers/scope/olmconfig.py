@@ -7,8 +7,7 @@ means a newer OLMConfig, decided again shortly.
 
 from __future__ import annotations
 
-import datetime
-
+from olm.api.conditions import utc_now
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
 from olm.api.scope import OLM_CONFIG_NAME
@@ -74,7 +73,7 @@ class OlmConfigController:
                 active_namespaces=active,
                 protected_namespaces=state.protected_namespaces,
                 global_csvs=global_csvs,
-                now=datetime.datetime.now(datetime.UTC),
+                now=utc_now(),
             ),
         )
         if plan.status is not None:

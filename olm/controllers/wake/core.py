@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
 from olm.api.labels import Label
 from olm.controllers.queue import WorkKey, WorkKind
 from olm.controllers.store import StoreKind, StoreReader
@@ -29,7 +30,7 @@ def _identity(obj: Mapping[str, Any] | None) -> dict[str, Any]:
     """The parts of an object other than its status (what a status-only write leaves alone)."""
     if obj is None:
         return {}
-    meta = obj.get("metadata") or {}
+    meta = body.meta(obj)
     return {
         "spec": obj.get("spec"),
         "labels": meta.get("labels"),
@@ -49,8 +50,7 @@ def core_keys(
     deleted: bool = False,
 ) -> list[WorkKey]:
     """The core controllers' work a change of `obj` (of store kind `kind`) makes necessary."""
-    meta = obj.get("metadata") or {}
-    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+    namespace, name = body.key(obj)
     status_only = not deleted and old is not None and _identity(old) == _identity(obj)
 
     def csvs(ns: str | None) -> list[WorkKey]:
@@ -105,7 +105,7 @@ def core_keys(
             keys += groups()
         return keys + csvs(namespace)
     if kind == StoreKind.DEPLOYMENT:
-        labels = meta.get("labels") or {}
+        labels = body.labels(obj)
         owner, owner_ns = labels.get(Label.OWNER), labels.get(Label.OWNER_NAMESPACE)
         return [(WorkKind.CSV, owner_ns, owner)] if owner and owner_ns else []
     if kind == StoreKind.NAMESPACE:

@@ -25,7 +25,6 @@ CHECKS = {
         {
             "api/conditions.py",
             "controllers/csv.py",
-            "controllers/scope.py",
             "deploy/install.py",
             "devcluster/pki.py",
             "devcluster/reference.py",
@@ -41,14 +40,13 @@ CHECKS = {
     # Reading metadata by hand in a helper of its own (olm.api.body).
     "metadata accessor": (
         r"return \w+\.get\(\"metadata\"\) or \{\}",
-        {"api/body.py", "controllers/scope.py"},
+        {"api/body.py"},
     ),
     # Metadata read by hand (olm.api.body).
     "metadata read": (
         r'\.get\("metadata"\) or \{\}',
         {
             "api/body.py",
-            "controllers/scope.py",
             "controllers/store.py",
             "controllers/watch.py",
             "csv/operatorcondition.py",
