@@ -76,7 +76,7 @@ contracts: venv
 	$(BIN)/lint-imports
 
 unit: venv
-	$(BIN)/pytest tests/unit -q
+	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest tests/unit -q
 
 integration: setup image reference-olm kubectl-operator
 	$(BIN)/pytest tests/integration -q
@@ -85,7 +85,7 @@ e2e: setup kubectl-operator olm-e2e-suite
 	$(BIN)/pytest tests/e2e -q
 
 test: setup lint typecheck contracts image reference-olm kubectl-operator olm-e2e-suite
-	$(BIN)/pytest tests -q
+	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest tests -q
 
 # `make test` with one CPU burner per core beside it, as a loaded CI machine runs it
 # (tests/busy.py): waits too short for a cluster step or races show here first.

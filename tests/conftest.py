@@ -21,6 +21,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from olm.devcluster import manifests
 from olm.devcluster.build import ensure_binaries
@@ -36,6 +37,13 @@ from tests.support.cluster import (
 )
 from tests.support.olm_run import KubectlOperator, OlmOperator
 from tests.support.registry import Cdn, catalog_image
+
+# Fuzz sizes. `make test` and `make unit` run 1,000 examples per fuzz test, the same ones on
+# every run (HYPOTHESIS_PROFILE=thorough: CI is deterministic); a bare `pytest` runs 200 drawn
+# afresh each time (quick), so `pytest -m unit` stays under a minute while it still explores.
+settings.register_profile("thorough", max_examples=1000, derandomize=True)
+settings.register_profile("quick", max_examples=200)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 
 REUSE_ENV = "OLM_TEST_CLUSTER"
 

@@ -89,7 +89,7 @@ fetched = st.one_of(
 )
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(deadline=None)
 @given(spec=spec, status=st.one_of(st.none(), status), present=st.booleans(), fetched=fetched)
 def test_decide_always_decides(
     spec: dict[str, Any], status: dict[str, Any] | None, present: bool, fetched: Fetched
@@ -109,7 +109,7 @@ def test_decide_always_decides(
         assert "Rendezvous" not in message and "StatusCode" not in message
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(deadline=None)
 @given(text=st.text(alphabet="0123456789.hmsunµ+-x ", max_size=12))
 def test_parse_duration_never_raises(text: str) -> None:
     result = parse_duration(text)

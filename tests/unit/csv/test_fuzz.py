@@ -58,7 +58,7 @@ def namespace(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]], di
     return subject, [c for c in csvs if c is not subject], deployments
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(deadline=None)
 @given(namespace())
 def test_decide_always_decides(
     drawn: tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]],
@@ -66,14 +66,21 @@ def test_decide_always_decides(
     subject, others, deployments = drawn
     plan = decide(world(subject, others=others, deployments=deployments))
     assert isinstance(plan, Plan)
-    if plan.status is not None and plan.status.get("reason") == CsvReason.OWNER_CONFLICT:
+    # A decided owner conflict (Failed/OwnerConflict) is settled: deciding again changes and
+    # wakes nothing. (A Pending status that merely keeps a drawn OwnerConflict reason while it
+    # waits for the CSV it replaces is not one: that wait wakes the Succeeded old CSV.)
+    if (
+        plan.status is not None
+        and plan.status.get("reason") == CsvReason.OWNER_CONFLICT
+        and plan.status.get("phase") == CsvPhase.FAILED
+    ):
         settled = copy.deepcopy(subject)
         settled["status"] = plan.status
         again = decide(world(settled, others=others, deployments=deployments))
         assert again.status is None and not again.apply and not again.wake
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(deadline=None)
 @given(st.dictionaries(st.sampled_from(NAMES), st.sampled_from([*NAMES, "", "gone"])))
 def test_chain_walks_end(edges: dict[str, str]) -> None:
     csvs = {n: csv(n, replaces=r) for n, r in edges.items()}

@@ -108,7 +108,7 @@ def group_of(spec: dict[str, Any], status: dict[str, Any] | None) -> dict[str, A
     return group
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(deadline=None)
 @given(
     spec=spec,
     status=st.one_of(st.none(), status),
