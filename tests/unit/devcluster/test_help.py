@@ -31,8 +31,7 @@ LIBRARIES: dict[str, str] = {
     "olm.devcluster.reference": "the reference cluster's pieces; olm.devcluster.reference_build "
     "is the reference OLM's build command (`make reference-olm`)",
 }
-# `olm --help` lists the subcommands; their help (with what each takes and writes) is tested
-# in tests/unit/cli/test_help.py.
+# `olm --help` only lists the subcommands; each one's help is tested in tests/unit/cli/test_help.py.
 NO_TAKES_WRITES = {"olm.cli"}
 
 
