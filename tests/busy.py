@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.busy",
         description="Run COMMAND with one CPU burner per core beside it.",
+        epilog="Takes as long as COMMAND. Writes nothing itself; exits with COMMAND's status.",
     )
     parser.add_argument(
         "--burners", type=int, default=os.cpu_count() or 2, help="how many (default: cores)"

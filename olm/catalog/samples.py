@@ -7,6 +7,7 @@ are found through the package (`olm.data`), so an installed wheel reads the same
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,15 @@ def rendered() -> str:
     return HEADER + to_yaml(build()).removeprefix("---\n")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(
+        prog="python -m olm.catalog.samples",
+        description=(
+            "Render the samples catalog from the sample operators in manifests/samples/ and"
+            " write it over catalogs/samples/catalog.yaml (run after changing a sample)."
+        ),
+        epilog=f"Takes about a second. Writes {CATALOG}, nothing else.",
+    ).parse_args(argv)
     CATALOG.parent.mkdir(parents=True, exist_ok=True)
     CATALOG.write_text(rendered())
     print(f"wrote {CATALOG}")

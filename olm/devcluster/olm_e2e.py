@@ -408,7 +408,18 @@ def _run_shards(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m olm.devcluster.olm_e2e")
+    parser = argparse.ArgumentParser(
+        prog="python -m olm.devcluster.olm_e2e",
+        description=(
+            "OLM v0.38's own e2e suite (Ginkgo): `build` builds or reuses olm-e2e.test, `run`"
+            " runs it against olm-py (or --reference, the real OLM) on fresh local clusters."
+        ),
+        epilog=(
+            "Takes minutes to build cold; a run takes up to its --budget. Writes the suite's"
+            " cache under <cache root>/tools/, a run's reports and logs in --out, and each"
+            " cluster's state in a temporary directory (removed unless --keep)."
+        ),
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build", help="build or reuse olm-e2e.test")
     run = sub.add_parser("run", help="run the suite against olm-py on a fresh local cluster")

@@ -93,7 +93,14 @@ def markdown(table: Sequence[Row]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m olm.devcluster.olm_e2e_report")
+    parser = argparse.ArgumentParser(
+        prog="python -m olm.devcluster.olm_e2e_report",
+        description=(
+            "Compare two runs of OLM's e2e suite (olm-py's and the reference OLM's results"
+            " directories) spec by spec and print the totals and a markdown table."
+        ),
+        epilog="Takes seconds. Writes nothing (prints to stdout).",
+    )
     parser.add_argument("olm_py", type=Path, help="the olm-py run's results directory")
     parser.add_argument("reference", type=Path, help="the reference OLM run's results directory")
     parser.add_argument("--notes", type=Path, default=Path("docs/olm-e2e-notes.yaml"))

@@ -372,7 +372,15 @@ class PodRunner:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="olm-pod-runner")
+    parser = argparse.ArgumentParser(
+        prog="olm-pod-runner",
+        description=(
+            "Run the programs of the local cluster's pods (sample images, stand-ins, the olm-py"
+            " image) as local processes while kwok simulates the pods: started when a pod is"
+            " Running, stopped when it ends."
+        ),
+        epilog="Takes until SIGTERM or SIGINT. Writes each pod's files under STATE_DIR/pods/.",
+    )
     parser.add_argument("--kubeconfig", required=True, type=Path)
     parser.add_argument("--state-dir", required=True, type=Path)
     args = parser.parse_args(argv)

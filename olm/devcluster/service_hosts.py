@@ -119,7 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     from olm.kube.client import api_client
     from olm.kube.gateway import Gateway
 
-    parser = argparse.ArgumentParser(prog="python -m olm.devcluster.service_hosts")
+    parser = argparse.ArgumentParser(
+        prog="python -m olm.devcluster.service_hosts",
+        description=(
+            "Keep OUT equal to this machine's /etc/hosts plus a `<service>.<namespace>.svc`"
+            " line per Service with a ready endpoint (read from the cluster's EndpointSlices)."
+        ),
+        epilog=f"Takes until killed (polls every {POLL_SECONDS} s). Writes OUT only.",
+    )
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)

@@ -47,7 +47,14 @@ def read_configmap(namespace: str, name: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="configmap-server")
+    parser = argparse.ArgumentParser(
+        prog="configmap-server",
+        description=(
+            "Stand in for OLM's configmap-server in a pod of the local pod runner: read the"
+            " ConfigMap catalog from the cluster and serve it over the registry's gRPC API."
+        ),
+        epilog="Takes until killed. Writes nothing.",
+    )
     parser.add_argument("-c", "--configMapName", required=True)
     parser.add_argument("-n", "--configMapNamespace", required=True)
     parser.add_argument("-p", "--port", type=int, default=REGISTRY_PORT)

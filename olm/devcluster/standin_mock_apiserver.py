@@ -73,7 +73,14 @@ def cert_dir() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mock-extension-apiserver")
+    parser = argparse.ArgumentParser(
+        prog="mock-extension-apiserver",
+        description=(
+            "Stand in for OLM's e2e mock-extension-apiserver in a pod of the local pod runner:"
+            " serve the mocked group's discovery over HTTPS on $POD_IP (else 127.0.0.1)."
+        ),
+        epilog="Takes until killed. Writes nothing (reads its TLS pair from the pod's cert dir).",
+    )
     parser.add_argument("--mock-kinds", default="")
     parser.add_argument("--mock-group-version", required=True)
     parser.add_argument("--secure-port", type=int, default=443)

@@ -12,6 +12,7 @@ opm's `:50051` is the pod IP's port 50051 and nothing else.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -59,6 +60,20 @@ def opm_argv(opm: Path, args: list[str], mounts: dict[str, str], log: Path) -> l
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["-h"], ["--help"]):  # the stand-in's own help; any other argument is opm's
+        parser = argparse.ArgumentParser(
+            prog="python -m olm.devcluster.standin_opm",
+            description=(
+                "Stand in for an opm pod of the local pod runner: exec the local cluster's real"
+                " opm with ARGS, paths under a volume's mountPath ($OLM_PY_MOUNTS) made local."
+            ),
+            epilog=(
+                "Takes as long as opm runs (`opm serve` until killed). Writes what opm writes,"
+                " its termination log in the pod's directory (beside $KUBECONFIG)."
+            ),
+        )
+        parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="opm's")
+        parser.parse_args(args)
     mounts: dict[str, str] = json.loads(os.environ.get("OLM_PY_MOUNTS") or "{}")
     log = Path(os.environ.get("KUBECONFIG") or ".").parent / "opm-termination.log"
     command = opm_argv(Binaries(cache_dir()).path("opm"), args, mounts, log)

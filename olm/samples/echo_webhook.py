@@ -61,7 +61,15 @@ def cert_dir() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="echo-webhook")
+    parser = argparse.ArgumentParser(
+        prog="echo-webhook",
+        description=(
+            "The echo-webhook sample: a validating webhook that allows every AdmissionReview"
+            " (refuses one annotated echo-webhook/refuse), over HTTPS on $POD_IP (else"
+            " 127.0.0.1), port $PORT (8443)."
+        ),
+        epilog="Takes until killed. Writes nothing (reads its TLS pair from the pod's cert dir).",
+    )
     parser.add_argument("--version", default="latest")
     parser.parse_args(argv)
     who = f"echo-webhook {os.environ.get('POD_NAMESPACE', '')}/{os.environ.get('POD_NAME', '')}"

@@ -15,9 +15,18 @@ from tests.parity.normalize import KNOWN, diff_runs, load_known, unlisted
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("scenarios", nargs="*")
-    parser.add_argument("--all", action="store_true")
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.parity.rediff",
+        description=(
+            "Diff the snapshots of the last parity run again (no cluster), after a change of"
+            " the normalizer or known_differences.yaml; exit 1 if a difference is unlisted."
+        ),
+        epilog="Takes seconds. Writes nothing (reads the parity run's reports).",
+    )
+    parser.add_argument("scenarios", nargs="*", help="only these scenarios (default: all)")
+    parser.add_argument(
+        "--all", action="store_true", help="print every difference and the entry listing it"
+    )
     args = parser.parse_args()
     known = load_known(yaml.safe_load(KNOWN.read_text()) or [])
     total = 0
