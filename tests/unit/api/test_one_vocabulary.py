@@ -32,7 +32,7 @@ CHECKS = {
         },
     ),
     # A condition list written by hand (olm.api.conditions.set_condition); subscription/status.py
-    # only binds the Subscription style.
+    # and installplan/status.py only bind their API type's style.
     "set condition": (
         r"def _?set_condition\(",
         {"api/conditions.py", "subscription/status.py", "installplan/status.py"},
@@ -77,7 +77,6 @@ CHECKS = {
             "csv/phase.py",
             "install/apiservices.py",
             "installplan/decide.py",
-            "installplan/status.py",
         },
     ),
     # An exponential backoff formula (olm.api.backoff.exponential_backoff).
