@@ -84,7 +84,6 @@ CHECKS = {
         r"\*\s*\(?2(\.0)?\s*\*\*\s*\(?[a-z_]",
         {
             "api/backoff.py",
-            "controllers/queue.py",
         },
     ),
 }
