@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api.conditions import find_condition, parse_timestamp
 from olm.api.installplan import (
     TERMINAL_PHASES,
     ConditionStatus,
@@ -38,7 +39,6 @@ from olm.api.installplan import (
     InstallPlanPhase,
     InstallPlanReason,
 )
-from olm.csv.status import parse_timestamp
 from olm.groups.serviceaccount import query_service_account
 from olm.installplan.handmade import (
     HAND_MADE_GRACE_SECONDS,
@@ -92,9 +92,7 @@ def _group_check(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan | dict[s
     InstallCheckFailed condition gone), or the Plan that waits for the OperatorGroup."""
     ref, problem = query_service_account(snapshot.groups)
     conditions = list(status.get("conditions") or [])
-    installed = next(
-        (c for c in conditions if c.get("type") == InstallPlanConditionType.INSTALLED), None
-    )
+    installed = find_condition(conditions, InstallPlanConditionType.INSTALLED)
     checking = bool(
         installed and installed.get("reason") == InstallPlanReason.INSTALL_CHECK_FAILED.value
     )

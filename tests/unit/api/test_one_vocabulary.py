@@ -72,12 +72,7 @@ CHECKS = {
     # A condition looked up by hand (olm.api.conditions.find_condition).
     "condition lookup": (
         r'next\(\s*\(\w+ for \w+ in [^)]* if \w+\.get\("type"\) ==',
-        {
-            "api/conditions.py",
-            "csv/phase.py",
-            "install/apiservices.py",
-            "installplan/decide.py",
-        },
+        {"api/conditions.py"},
     ),
     # An exponential backoff formula (olm.api.backoff.exponential_backoff).
     "backoff formula": (
