@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import olm
+from olm.api import body
 from olm.data import CRDS
 from olm.deploy.plan import (
     NO_IMAGE,
@@ -231,7 +232,7 @@ def _remaining(gateway: Gateway, crds: list[dict[str, Any]], ours: set[Any]) -> 
             except NotFound:
                 continue
             for item in items:
-                meta = item.get("metadata") or {}
+                meta = body.meta(item)
                 key = (str(meta.get("namespace") or ""), str(meta.get("name", "")))
                 if (spec["names"]["kind"], *key) in ours or key == SAMPLES_SOURCE:
                     continue
@@ -258,7 +259,7 @@ def _drop_finalizers(gateway: Gateway, crd: dict[str, Any], progress: Progress) 
         path = f"/apis/{api_version}/{spec['names']['plural']}"
         with contextlib.suppress(NotFound):
             for item in gateway.list_path(path):
-                meta = item.get("metadata") or {}
+                meta = body.meta(item)
                 if not meta.get("finalizers"):
                     continue
                 with contextlib.suppress(NotFound):
@@ -352,7 +353,7 @@ def status(gateway: Gateway) -> Status:
             crds.append((name, _established(gateway, [name])[0]))
         namespace, name = deployment_of(rendered_objects())
         deployment = _deployment(gateway, namespace, name)
-        labels = ((deployment or {}).get("metadata") or {}).get("labels") or {}
+        labels = body.labels(deployment or {})
         leader = _leader(gateway, rendered_objects()) if deployment else ""
     except GatewayError as exc:
         raise InstallError(str(exc)) from exc

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from olm.api import body
 from olm.api.conditions import find_condition
 from olm.api.csv import CsvPhase
 from olm.api.kinds import Kind
@@ -89,7 +90,7 @@ def adoption_problem(
         existing = apiservices.get(name)
         if existing is None:
             continue
-        labels = (existing.get("metadata") or {}).get("labels") or {}
+        labels = body.labels(existing)
         owner = labels.get(Label.OWNER)
         owner_namespace = labels.get(Label.OWNER_NAMESPACE)
         owner_kind = labels.get(Label.OWNER_KIND)

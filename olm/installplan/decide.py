@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
 from olm.api.conditions import find_condition, parse_timestamp
 from olm.api.installplan import (
     TERMINAL_PHASES,
@@ -63,7 +64,7 @@ def decide(snapshot: Snapshot) -> Plan:
     if phase == InstallPlanPhase.NONE:
         if owned_by_subscription(plan):
             return Plan()  # its Subscription writes the first status (and adopts it after a crash)
-        created = parse_timestamp((plan.get("metadata") or {}).get("creationTimestamp"))
+        created = parse_timestamp(body.meta(plan).get("creationTimestamp"))
         waited = (snapshot.now - created).total_seconds() if created is not None else None
         if waited is not None and waited < HAND_MADE_GRACE_SECONDS:
             # A tool (OLM's own e2e suite among them) may create a plan and then write its

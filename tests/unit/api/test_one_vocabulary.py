@@ -43,32 +43,7 @@ CHECKS = {
         {"api/body.py"},
     ),
     # Metadata read by hand (olm.api.body).
-    "metadata read": (
-        r'\.get\("metadata"\) or \{\}',
-        {
-            "api/body.py",
-            "controllers/store.py",
-            "controllers/watch.py",
-            "csv/operatorcondition.py",
-            "csv/replacement.py",
-            "csv/requirements.py",
-            "deploy/install.py",
-            "devcluster/bridges.py",
-            "devcluster/hostbridge.py",
-            "devcluster/podrunner.py",
-            "devcluster/registry.py",
-            "devcluster/service_hosts.py",
-            "install/apiservices.py",
-            "install/deployments.py",
-            "installplan/attenuation.py",
-            "installplan/crdsafety.py",
-            "installplan/decide.py",
-            "installplan/handmade.py",
-            "installplan/objects.py",
-            "installplan/stepref.py",
-            "installplan/tenancy.py",
-        },
-    ),
+    "metadata read": (r'\.get\("metadata"\) or \{\}', {"api/body.py"}),
     # A condition looked up by hand (olm.api.conditions.find_condition).
     "condition lookup": (
         r'next\(\s*\(\w+ for \w+ in [^)]* if \w+\.get\("type"\) ==',
