@@ -14,13 +14,13 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import olm
 from olm.api import body
+from olm.api.conditions import utc_now
 from olm.data import CRDS
 from olm.deploy.plan import (
     NO_IMAGE,
@@ -127,7 +127,7 @@ def _leader(gateway: Gateway, objects: list[dict[str, Any]]) -> str:
         leases = gateway.list_path(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases")
     except GatewayError:
         return ""
-    return leader_of(leases, pods, datetime.now(UTC))
+    return leader_of(leases, pods, utc_now())
 
 
 def _gone(gateway: Gateway, deployment: dict[str, Any]) -> tuple[bool, str]:

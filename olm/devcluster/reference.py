@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from olm.api.conditions import utc_now
 from olm.devcluster.ports import LOOPBACK, is_listening
 from olm.devcluster.reference_build import ReferenceOlmBinaries
 from olm.devcluster.reference_packageserver import PACKAGE_SERVER
@@ -225,7 +226,7 @@ def make_tls(directory: Path) -> Tls:
     directory.mkdir(parents=True, exist_ok=True)
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "olm-reference-catalog")])
-    now = datetime.datetime.now(datetime.UTC)
+    now = utc_now()
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)

@@ -11,7 +11,6 @@ Invariants (see also reference.py):
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import time
@@ -19,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from olm.api.conditions import utc_now
 from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE
 from olm.data import SAMPLES_CATALOG
 from olm.devcluster import network, service_hosts
@@ -234,7 +234,7 @@ class _Starter:
             return
         files = packageserver.Files(self.dir / "packageserver")
         before = files.cert.read_bytes() if files.cert.is_file() else b""
-        material = packageserver.serving_material(files, datetime.datetime.now(datetime.UTC))
+        material = packageserver.serving_material(files, utc_now())
         previous = info.get("package_server_port")
         running = PACKAGE_SERVER in self.running()
         if running and material.cert_pem != before:  # renewed: restart it with the new pair

@@ -20,17 +20,7 @@ CHECKS = {
     # reads them as OLM writes them back (no `Z` rewrite: "2026-01-02Z" is not a time there).
     "lenient time parse": (r"fromisoformat\(", {"api/conditions.py", "operator/status.py"}),
     # The controllers' clock (olm.api.conditions.utc_now).
-    "utc clock": (
-        r"datetime\.now\((datetime\.)?UTC\)",
-        {
-            "api/conditions.py",
-            "controllers/csv.py",
-            "deploy/install.py",
-            "devcluster/pki.py",
-            "devcluster/reference.py",
-            "devcluster/reference_cluster.py",
-        },
-    ),
+    "utc clock": (r"datetime\.now\((datetime\.)?UTC\)", {"api/conditions.py"}),
     # A condition list written by hand (olm.api.conditions.set_condition); subscription/status.py
     # and installplan/status.py only bind their API type's style.
     "set condition": (
