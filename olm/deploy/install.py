@@ -41,6 +41,7 @@ from olm.deploy.plan import (
 from olm.kube.connect import Unreachable, reach, user_gateway
 from olm.kube.gateway import Gateway, GatewayError, NotFound, UnservedKind
 from olm.progress import QUIET, Progress
+from olm.waiting import attempts
 
 FIELD_MANAGER = "olm-install"
 RENDERED = "olm-py.yaml"
@@ -85,18 +86,15 @@ def _reach(gateway: Gateway) -> str:
 def _wait(
     check: Callable[[], tuple[bool, str]], timeout: float, what: str, progress: Progress
 ) -> None:
-    deadline = time.monotonic() + timeout
-    said = ""
-    while True:
+    said = detail = ""
+    for _ in attempts(timeout, 0.25):
         done, detail = check()
         if done:
             return
         if detail != said:
             progress.say(f"{what}: {detail}")
             said = detail
-        if time.monotonic() > deadline:
-            raise InstallError(f"timed out after {timeout:.0f}s waiting for {what} ({detail})")
-        time.sleep(0.25)
+    raise InstallError(f"timed out after {timeout:.0f}s waiting for {what} ({detail})")
 
 
 def _established(gateway: Gateway, names: list[str]) -> tuple[bool, str]:
