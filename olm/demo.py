@@ -16,7 +16,6 @@ import argparse
 import functools
 import json
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from olm.devcluster.build import ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.verifiedcache import BuildError
 from olm.progress import Progress
+from olm.waiting import attempts
 
 NAMESPACE = "memcached-demo"
 SAMPLE = manifests.MANIFESTS / "samples" / "memcached-operator"
@@ -56,13 +56,10 @@ class Story:
             return "gone"
 
     def wait(self, what: str, check: Callable[[], bool], timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise ClusterError(
-                    f"timed out waiting for {what}; see {self.cluster.state_dir / 'logs'}"
-                )
-            time.sleep(0.5)
+        for _ in attempts(timeout, 0.5):
+            if check():
+                return
+        raise ClusterError(f"timed out waiting for {what}; see {self.cluster.state_dir / 'logs'}")
 
     def operands(self) -> dict[str, str]:
         found = {}
@@ -148,15 +145,15 @@ class Story:
         )
         self.kubectl("apply", "-n", NAMESPACE, "-f", str(SAMPLE / f"{NEW}.csv.yaml"))
         seen: list[str] = []
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+        # Prints each state the two CSVs pass through; after 120 s the demo goes on regardless
+        # (the states printed show where the upgrade stopped).
+        for _ in attempts(120, 0.2):
             state = f"{OLD}: {self.phase(OLD):<10}  {NEW}: {self.phase(NEW)}"
             if not seen or seen[-1] != state:
                 seen.append(state)
                 print(f"   {state}", flush=True)
             if self.phase(OLD) == "gone" and self.phase(NEW) == "Succeeded":
                 break
-            time.sleep(0.2)
         self.kubectl("get", "csv", "-n", NAMESPACE)
         self.wait(
             "0.0.2 reconciling",

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Hashable
 from enum import StrEnum
 
+from olm.api.backoff import exponential_backoff
+
 
 class WorkKind(StrEnum):
     """The controller a work key is for (each controller's `kind`; app.py dispatches on it)."""
@@ -85,7 +87,9 @@ class WorkQueue:
         with self._lock:
             failures = self._failures.get(key, 0)
             self._failures[key] = failures + 1
-        delay: float = min(self._max, self._base * (2.0**failures))
+        # failures + 1 in a row now: the base delay doubled `failures` times, at most max (the
+        # helper stops doubling at the cap, so a key failing for ever never overflows a float).
+        delay = exponential_backoff(failures + 1, self._base, self._max)
         self.add_after(key, delay)
         return delay
 

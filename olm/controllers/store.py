@@ -28,6 +28,8 @@ from collections.abc import Collection
 from enum import StrEnum
 from typing import Any, Protocol
 
+from olm.api import body
+
 Key = tuple[str, str]  # (namespace or "", name)
 
 
@@ -93,7 +95,7 @@ class StoreReader(Protocol):
 
 
 def _revision(obj: dict[str, Any]) -> int | None:
-    value = (obj.get("metadata") or {}).get("resourceVersion")
+    value = body.meta(obj).get("resourceVersion")
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
@@ -111,8 +113,7 @@ class Store:
 
     def upsert(self, kind: StoreKind, obj: dict[str, Any]) -> dict[str, Any] | None:
         """Keep `obj` unless the entry is newer; return the entry it met (None when new)."""
-        meta = obj.get("metadata") or {}
-        key = (meta.get("namespace") or "", meta.get("name") or "")
+        key = body.key(obj)
         with self._lock:
             objects = self._objects.setdefault(kind, {})
             old = objects.get(key)

@@ -23,6 +23,8 @@ from typing import Any, Protocol
 
 import kopf
 
+from olm.api.body import key as body_key
+from olm.api.body import meta as body_meta
 from olm.api.labels import MANAGED_VALUE, Label
 from olm.controllers import operator
 from olm.controllers.queue import WorkQueue
@@ -126,8 +128,8 @@ def unchanged(old: dict[str, Any] | None, new: dict[str, Any] | None) -> bool:
     """True when the event carries exactly what the store already holds."""
     if old is None or new is None:
         return False
-    old_rv = (old.get("metadata") or {}).get("resourceVersion")
-    return bool(old_rv) and old_rv == (new.get("metadata") or {}).get("resourceVersion")
+    old_rv = body_meta(old).get("resourceVersion")
+    return bool(old_rv) and old_rv == body_meta(new).get("resourceVersion")
 
 
 class Lister(Protocol):
@@ -198,11 +200,11 @@ def _make_handler(
         # kopf calls event handlers only once every kind's listing is indexed (see above).
         open_barrier(store, queue)
         obj = event.get("object") or {}
-        meta = obj.get("metadata") or {}
         if event.get("type") == "DELETED":
-            old = store.get(kind, meta.get("namespace") or "", meta.get("name") or "")
+            namespace, name = body_key(obj)
+            old = store.get(kind, namespace, name)
             keys = related_keys(kind, obj, store, old, deleted=True)
-            store.delete(kind, meta.get("namespace") or "", meta.get("name") or "")
+            store.delete(kind, namespace, name)
         else:
             old = store.upsert(kind, trim(kind, obj))
             if unchanged(old, obj):

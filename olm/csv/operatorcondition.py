@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from olm.api.body import meta as body_meta
 from olm.api.conditions import find_condition
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
@@ -140,7 +141,7 @@ def needs_apply(desired: dict[str, Any], existing: dict[str, Any] | None) -> boo
     want = {k: v for k, v in desired.items() if k != "metadata"}
     if not _subset(want, existing):
         return True
-    meta, have = desired["metadata"], existing.get("metadata") or {}
+    meta, have = desired["metadata"], body_meta(existing)
     if any(ref not in (have.get("ownerReferences") or []) for ref in meta["ownerReferences"]):
         return True
     labels = have.get("labels") or {}

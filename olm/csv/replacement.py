@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from olm.api import body
 from olm.api.csv import CsvReason
 from olm.api.labels import Label
 from olm.api.views import CsvView
@@ -30,21 +31,16 @@ Csv = dict[str, Any]
 
 
 def is_copy(csv: Mapping[str, Any]) -> bool:
-    meta = csv.get("metadata") or {}
     return (
-        Label.COPIED_FROM in (meta.get("labels") or {})
+        Label.COPIED_FROM in body.labels(csv)
         or (csv.get("status") or {}).get("reason") == CsvReason.COPIED
     )
-
-
-def _name(csv: Mapping[str, Any]) -> str:
-    return str((csv.get("metadata") or {}).get("name") or "")
 
 
 def replaces(csv: Mapping[str, Any]) -> str:
     """The name in `spec.replaces`, or "" when unset or naming the CSV itself (ignored)."""
     value = (csv.get("spec") or {}).get("replaces")
-    if not isinstance(value, str) or not value or value == _name(csv):
+    if not isinstance(value, str) or not value or value == body.name(csv):
         return ""
     return value
 
@@ -53,13 +49,13 @@ def _active(csvs: Mapping[str, Csv]) -> dict[str, Csv]:
     return {
         name: csv
         for name, csv in csvs.items()
-        if not is_copy(csv) and not (csv.get("metadata") or {}).get("deletionTimestamp")
+        if not is_copy(csv) and not body.meta(csv).get("deletionTimestamp")
     }
 
 
 def _age_key(csv: Mapping[str, Any]) -> tuple[str, str]:
     # RFC 3339 timestamps in UTC sort as text; a missing one sorts first.
-    return (str((csv.get("metadata") or {}).get("creationTimestamp") or ""), _name(csv))
+    return (str(body.meta(csv).get("creationTimestamp") or ""), body.name(csv))
 
 
 def replacers(name: str, csvs: Mapping[str, Csv]) -> list[Csv]:
@@ -120,10 +116,10 @@ def newest_in_chain(start: Csv, csvs: Mapping[str, Csv]) -> Iterable[Csv]:
     """`start`, then the chosen replacer of each in turn (cycle-safe)."""
     seen: set[str] = set()
     current: Csv | None = start
-    while current is not None and _name(current) not in seen:
-        seen.add(_name(current))
+    while current is not None and body.name(current) not in seen:
+        seen.add(body.name(current))
         yield current
-        current = chosen_replacer(_name(current), csvs)
+        current = chosen_replacer(body.name(current), csvs)
 
 
 def _cycle_message(path: list[str]) -> str:
@@ -145,15 +141,15 @@ def _rival_message(me: str, old: str, winner: str) -> str:
 
 def replacement_problem(csv: Csv, csvs: Mapping[str, Csv]) -> str | None:
     """Why `spec.replaces` cannot be followed, in words that name the field and the fix."""
-    name = _name(csv)
+    name = body.name(csv)
     found = cycle(name, csvs)
     if found:
         return _cycle_message(found)
     old = replaces(csv)
     if old:
         winner = chosen_replacer(old, {**csvs, name: csv})
-        if winner is not None and _name(winner) != name:
-            return _rival_message(name, old, _name(winner))
+        if winner is not None and body.name(winner) != name:
+            return _rival_message(name, old, body.name(winner))
     return None
 
 
@@ -169,15 +165,14 @@ def deployment_owner_problem(
     and put its own back. A Deployment whose owner is gone (or in the lineage) is taken over,
     as in an upgrade.
     """
-    meta = csv.get("metadata") or {}
-    name, namespace = _name(csv), meta.get("namespace")
+    name, namespace = body.name(csv), body.meta(csv).get("namespace")
     active = _active(csvs)
     family: set[str] | None = None
     for deployment in deployment_names:
         existing = deployments.get(deployment)
         if existing is None:
             continue
-        labels = (existing.get("metadata") or {}).get("labels") or {}
+        labels = body.labels(existing)
         owner = labels.get(Label.OWNER)
         if not owner or owner == name or labels.get(Label.OWNER_NAMESPACE) != namespace:
             continue

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from olm.api import body
 from olm.api.csv import RequirementState, RuleState
 from olm.api.views import CsvView, Strategy
 from olm.catalog.semver import SemverError, parse_tolerant
@@ -169,7 +170,7 @@ def _required_apiservices(csv: dict[str, Any], inputs: RequirementInputs) -> lis
         service = inputs.apiservices.get(name)
         served = (group, version, str(wanted.get("kind", ""))) in inputs.served_kinds
         if served and service is not None and availability(service)[0]:
-            uid = (service.get("metadata") or {}).get("uid", "")
+            uid = body.meta(service).get("uid", "")
             entries.append(_entry(*args, RequirementState.PRESENT, uuid=uid))
         else:
             entries.append(_entry(*args, RequirementState.NOT_PRESENT))

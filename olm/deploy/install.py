@@ -14,12 +14,13 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import olm
+from olm.api import body
+from olm.api.conditions import utc_now
 from olm.data import CRDS
 from olm.deploy.plan import (
     NO_IMAGE,
@@ -40,6 +41,7 @@ from olm.deploy.plan import (
 from olm.kube.connect import Unreachable, reach, user_gateway
 from olm.kube.gateway import Gateway, GatewayError, NotFound, UnservedKind
 from olm.progress import QUIET, Progress
+from olm.waiting import attempts
 
 FIELD_MANAGER = "olm-install"
 RENDERED = "olm-py.yaml"
@@ -84,18 +86,15 @@ def _reach(gateway: Gateway) -> str:
 def _wait(
     check: Callable[[], tuple[bool, str]], timeout: float, what: str, progress: Progress
 ) -> None:
-    deadline = time.monotonic() + timeout
-    said = ""
-    while True:
+    said = detail = ""
+    for _ in attempts(timeout, 0.25):
         done, detail = check()
         if done:
             return
         if detail != said:
             progress.say(f"{what}: {detail}")
             said = detail
-        if time.monotonic() > deadline:
-            raise InstallError(f"timed out after {timeout:.0f}s waiting for {what} ({detail})")
-        time.sleep(0.25)
+    raise InstallError(f"timed out after {timeout:.0f}s waiting for {what} ({detail})")
 
 
 def _established(gateway: Gateway, names: list[str]) -> tuple[bool, str]:
@@ -126,7 +125,7 @@ def _leader(gateway: Gateway, objects: list[dict[str, Any]]) -> str:
         leases = gateway.list_path(f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases")
     except GatewayError:
         return ""
-    return leader_of(leases, pods, datetime.now(UTC))
+    return leader_of(leases, pods, utc_now())
 
 
 def _gone(gateway: Gateway, deployment: dict[str, Any]) -> tuple[bool, str]:
@@ -231,7 +230,7 @@ def _remaining(gateway: Gateway, crds: list[dict[str, Any]], ours: set[Any]) -> 
             except NotFound:
                 continue
             for item in items:
-                meta = item.get("metadata") or {}
+                meta = body.meta(item)
                 key = (str(meta.get("namespace") or ""), str(meta.get("name", "")))
                 if (spec["names"]["kind"], *key) in ours or key == SAMPLES_SOURCE:
                     continue
@@ -258,7 +257,7 @@ def _drop_finalizers(gateway: Gateway, crd: dict[str, Any], progress: Progress) 
         path = f"/apis/{api_version}/{spec['names']['plural']}"
         with contextlib.suppress(NotFound):
             for item in gateway.list_path(path):
-                meta = item.get("metadata") or {}
+                meta = body.meta(item)
                 if not meta.get("finalizers"):
                     continue
                 with contextlib.suppress(NotFound):
@@ -352,7 +351,7 @@ def status(gateway: Gateway) -> Status:
             crds.append((name, _established(gateway, [name])[0]))
         namespace, name = deployment_of(rendered_objects())
         deployment = _deployment(gateway, namespace, name)
-        labels = ((deployment or {}).get("metadata") or {}).get("labels") or {}
+        labels = body.labels(deployment or {})
         leader = _leader(gateway, rendered_objects()) if deployment else ""
     except GatewayError as exc:
         raise InstallError(str(exc)) from exc

@@ -24,6 +24,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.devbridge import BRIDGE_MANAGER, MANAGED_BY_LABEL, SERVICE_NAME_LABEL
 from olm.devcluster import hostbridge, network
 from olm.devcluster.netns import Forwarder
@@ -63,7 +64,7 @@ class HostBridges:
     # ----- one Service -----------------------------------------------------------------------
 
     def handle(self, event_type: str, service: dict[str, Any]) -> None:
-        meta = service.get("metadata") or {}
+        meta = body.meta(service)
         key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
         with self.lock:
             previous = self.failed.pop(key, None)

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.devbridge import (
     ADVERTISEMENT_KEY,
     ADVERTISEMENT_NAME,
@@ -114,8 +115,8 @@ def _problem(service: dict[str, Any], value: str) -> str | None:
 
 def decide(service: dict[str, Any]) -> Bridge | Refused | None:
     """What the pod runner does for `service` (see the module docstring)."""
-    meta = service.get("metadata") or {}
-    value = (meta.get("annotations") or {}).get(HOST_BRIDGE_ANNOTATION)
+    meta = body.meta(service)
+    value = body.annotations(service).get(HOST_BRIDGE_ANNOTATION)
     if value is None or meta.get("deletionTimestamp"):
         return None
     namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))

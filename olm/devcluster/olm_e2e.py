@@ -27,7 +27,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from olm.devcluster.verifiedcache import BuildError
 from olm.devcluster.versions import cache_root
 from olm.image.pull import EVERY_REGISTRY, MIRRORS_ENV
 from olm.progress import QUIET, Progress
+from olm.waiting import attempts
 
 SUITE = "olm-e2e.test"
 SUITE_PACKAGE = f"{OLM_MODULE}/test/e2e"
@@ -305,8 +305,7 @@ def _start_reference(
 def _await_synced(cluster: DevCluster, progress: Progress) -> None:
     progress.say(f"Waiting for {DEFAULT_CATALOG} to be synced (registryService, READY)")
     status: dict[str, object] = {}
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:
+    for _ in attempts(240, 1.0):
         found = json.loads(
             cluster.kubectl("get", "catsrc", DEFAULT_CATALOG, "-n", OLM_NAMESPACE, "-o", "json")
         )
@@ -315,7 +314,6 @@ def _await_synced(cluster: DevCluster, progress: Progress) -> None:
         ready = isinstance(connection, dict) and connection.get("lastObservedState") == "READY"
         if ready and status.get("registryService"):
             return
-        time.sleep(1)
     raise BuildError(f"{DEFAULT_CATALOG} was not synced: {status}")
 
 

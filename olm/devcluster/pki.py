@@ -18,6 +18,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from olm.api.conditions import utc_now
+
 VALIDITY = datetime.timedelta(days=365)
 FRONT_PROXY_NAME = "olm-py-front-proxy"
 
@@ -90,7 +92,7 @@ def _signed(
     usages: list[x509.ObjectIdentifier] | None = None,
     sans: list[x509.GeneralName] | None = None,
 ) -> x509.Certificate:
-    now = datetime.datetime.now(datetime.UTC)
+    now = utc_now()
     builder = (
         x509.CertificateBuilder()
         .subject_name(subject)

@@ -51,6 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from olm.api import body
 from olm.devcluster import bridges, netns, network
 from olm.devcluster.podprograms import is_olm_py_image, localize_ports, program_for, resolve_env
 from olm.devcluster.volumes import MOUNTS_ENV, NotYetRunnable, materialize_volumes, mounts_for
@@ -362,7 +363,7 @@ class PodRunner:
                     except (
                         Exception
                     ) as exc:  # one pod's trouble (e.g. its account is gone) stays its own
-                        meta = pod.get("metadata") or {}
+                        meta = body.meta(pod)
                         log.warning(
                             "cannot run pod %s/%s: %s", meta.get("namespace"), meta.get("name"), exc
                         )

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from olm.waiting import attempts
+
 
 class SpawnError(RuntimeError):
     """A component's executable could not be run at all."""
@@ -107,22 +109,19 @@ def stop(
         os.kill(record.pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    deadline = clock() + grace
-    while clock() < deadline:
+    for _ in attempts(grace, 0.05, clock=clock):
         _reap(record.pid)
         if not is_running(record):
             return
-        time.sleep(0.05)
     if is_running(record):
         try:
             os.kill(record.pid, signal.SIGKILL)
         except ProcessLookupError:
             return
-        for _ in range(100):
+        for _ in attempts(5.0, 0.05):
             _reap(record.pid)
             if not is_running(record):
                 return
-            time.sleep(0.05)
 
 
 def _reap(pid: int) -> None:
@@ -147,13 +146,11 @@ def wait_for(
     interval: float = 0.2,
 ) -> tuple[bool, str]:
     """Poll `check` until it passes, `alive` turns false, or `timeout` runs out."""
-    deadline = time.monotonic() + timeout
     last = ""
-    while time.monotonic() < deadline:
+    for _ in attempts(timeout, interval):
         ok, last = check()
         if ok:
             return True, last
         if not alive():
             return False, last
-        time.sleep(interval)
     return False, last

@@ -27,7 +27,6 @@ import datetime
 import ipaddress
 import socket
 import ssl
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
@@ -35,11 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from olm.api.conditions import utc_now
 from olm.devcluster.ports import LOOPBACK, is_listening
 from olm.devcluster.reference_build import ReferenceOlmBinaries
 from olm.devcluster.reference_packageserver import PACKAGE_SERVER
 from olm.devcluster.reference_packageserver import healthy as package_server_healthy
 from olm.devcluster.service_hosts import PROCESS as SERVICE_HOSTS_PROCESS
+from olm.waiting import attempts
 
 # How OLM's chart lays out a cluster (deploy/chart: values and templates).
 OLM_NAMESPACE = "olm"
@@ -194,15 +195,16 @@ def busy_health_ports() -> list[int]:
 def wait_for_health_ports(timeout: float, say: Callable[[str], None] | None = None) -> None:
     """Wait while another reference cluster (a benchmark, the parity suite, a test) holds OLM's
     fixed health ports; TimeoutError (saying what holds them) after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
     told = False
-    while busy := busy_health_ports():
-        if time.monotonic() > deadline:
-            raise TimeoutError(busy_ports_message(busy))
+    busy: list[int] = []
+    for _ in attempts(timeout, 5.0):
+        busy = busy_health_ports()
+        if not busy:
+            return
         if say is not None and not told:
             say(f"OLM's ports {busy} are taken (another reference cluster runs); waiting")
             told = True
-        time.sleep(5)
+    raise TimeoutError(busy_ports_message(busy))
 
 
 def busy_ports_message(busy: Sequence[int]) -> str:
@@ -225,7 +227,7 @@ def make_tls(directory: Path) -> Tls:
     directory.mkdir(parents=True, exist_ok=True)
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "olm-reference-catalog")])
-    now = datetime.datetime.now(datetime.UTC)
+    now = utc_now()
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)

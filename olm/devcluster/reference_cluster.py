@@ -11,7 +11,6 @@ Invariants (see also reference.py):
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import time
@@ -19,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from olm.api.conditions import utc_now
 from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE
 from olm.data import SAMPLES_CATALOG
 from olm.devcluster import network, service_hosts
@@ -26,7 +26,7 @@ from olm.devcluster import reference_packageserver as packageserver
 from olm.devcluster.build import Binaries, ensure_binaries
 from olm.devcluster.cluster import ClusterError, DevCluster
 from olm.devcluster.ports import LOOPBACK, free_ports
-from olm.devcluster.process import ProcessRecord, is_running, log_tail, stop
+from olm.devcluster.process import ProcessRecord, is_running, log_tail, stop, wait_for
 from olm.devcluster.reference import (
     CATALOG_OPERATOR,
     GLOBAL_OPERATOR_GROUP,
@@ -63,21 +63,6 @@ from olm.progress import Progress
 
 PACKAGE_SERVER = packageserver.PACKAGE_SERVER
 START_TIMEOUT = 240.0
-
-
-def _wait(
-    check: Callable[[], tuple[bool, str]],
-    timeout: float,
-    alive: Callable[[], bool],
-    interval: float = 0.5,
-) -> tuple[bool, str]:
-    deadline = time.monotonic() + timeout
-    last = ""
-    while True:
-        ok, last = check()
-        if ok or not alive() or time.monotonic() >= deadline:
-            return ok, last
-        time.sleep(interval)
 
 
 class _Starter:
@@ -205,7 +190,9 @@ class _Starter:
 
     def await_process(self, name: str, check: Callable[[], tuple[bool, str]]) -> None:
         record = self.record(name)
-        ok, detail = _wait(check, self.remaining(), lambda: is_running(record), interval=0.2)
+        ok, detail = wait_for(
+            check, timeout=self.remaining(), alive=lambda: is_running(record), interval=0.2
+        )
         if ok:
             self.progress.say(f"{name} is healthy")
             return
@@ -234,7 +221,7 @@ class _Starter:
             return
         files = packageserver.Files(self.dir / "packageserver")
         before = files.cert.read_bytes() if files.cert.is_file() else b""
-        material = packageserver.serving_material(files, datetime.datetime.now(datetime.UTC))
+        material = packageserver.serving_material(files, utc_now())
         previous = info.get("package_server_port")
         running = PACKAGE_SERVER in self.running()
         if running and material.cert_pem != before:  # renewed: restart it with the new pair
@@ -333,7 +320,9 @@ class _Starter:
     def await_state(self, what: str, check: Callable[[], tuple[bool, str]]) -> None:
         self.progress.say(f"Waiting for {what}")
         record = self.record(PACKAGE_SERVER)
-        ok, detail = _wait(check, self.remaining(), lambda: is_running(record))
+        ok, detail = wait_for(
+            check, timeout=self.remaining(), alive=lambda: is_running(record), interval=0.5
+        )
         if not ok:
             log = self.cluster.state_dir / "logs" / f"{PACKAGE_SERVER}.log"
             why = "Timed out" if is_running(record) else f"{PACKAGE_SERVER} exited"
@@ -360,7 +349,9 @@ class _Starter:
 
         self.progress.say(f"Waiting for CatalogSource {OLM_NAMESPACE}/{SAMPLES_SOURCE} to be READY")
         catalog = self.record(CATALOG_OPERATOR)
-        ok, detail = _wait(ready, self.remaining(), lambda: is_running(catalog))
+        ok, detail = wait_for(
+            ready, timeout=self.remaining(), alive=lambda: is_running(catalog), interval=0.5
+        )
         if not ok:
             log = self.cluster.state_dir / "logs" / f"{CATALOG_OPERATOR}.log"
             raise ClusterError(

@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from olm.api import body
 from olm.catalog.documents import CSV_METADATA, bundle_csv, csv_metadata
 from olm.catalog.model import Bundle, Catalog, Package
 from olm.devcluster.ports import LOOPBACK
@@ -151,7 +152,7 @@ def samples_catalog_reference(address: str) -> str:
 
 def _file_name(obj: dict[str, Any]) -> str:
     kind = str(obj.get("kind") or "object").lower()
-    name = str((obj.get("metadata") or {}).get("name") or "unnamed")
+    name = body.name(obj) or "unnamed"
     return f"{name}.{kind}.yaml"
 
 

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from olm.api import body
+
 PROCESS = "service-hosts"  # its name among a cluster's processes
 SYSTEM_HOSTS = Path("/etc/hosts")
 SERVICE_LABEL = "kubernetes.io/service-name"
@@ -61,11 +63,10 @@ def service_addresses(slices: Iterable[Mapping[str, Any]]) -> dict[tuple[str, st
     """(namespace, service) -> the first ready endpoint address of its EndpointSlices (pure)."""
     found: dict[tuple[str, str], str] = {}
     for item in slices:
-        meta = item.get("metadata") or {}
-        service = (meta.get("labels") or {}).get(SERVICE_LABEL)
+        service = body.labels(item).get(SERVICE_LABEL)
         if not service or item.get("addressType") != "IPv4":
             continue
-        key = (str(meta.get("namespace", "")), str(service))
+        key = (str(body.meta(item).get("namespace", "")), str(service))
         for endpoint in item.get("endpoints") or []:
             ready = (endpoint.get("conditions") or {}).get("ready")
             if ready is False or not endpoint.get("addresses"):

@@ -21,6 +21,7 @@ import sys
 import time
 from typing import Any
 
+from olm.api.backoff import exponential_backoff
 from olm.catalog.configmap import configmap_catalog
 from olm.catalog.model import Catalog
 from olm.kube.client import api_client
@@ -30,20 +31,21 @@ from olm.registry.index import RegistryIndex
 from olm.registry.server import RegistryServicer, serve_on
 
 REGISTRY_PORT = 50051
+RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS = 0.5, 10.0  # the pause after a failed read: doubling
 
 
 def read_configmap(namespace: str, name: str) -> dict[str, Any]:
     """The ConfigMap as the API returns it, waiting (with a growing pause) until it is readable."""
     gateway = Gateway(api_client(os.environ.get("KUBECONFIG")))
-    pause = 0.5
+    failures = 0
     while True:
         try:
             found: dict[str, Any] = gateway.get("v1", "ConfigMap", namespace, name)
             return found
         except GatewayError as exc:
             print(f"cannot read ConfigMap {namespace}/{name} yet ({exc}); retrying", flush=True)
-        time.sleep(pause)
-        pause = min(pause * 2, 10.0)
+        failures += 1
+        time.sleep(exponential_backoff(failures, RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS))
 
 
 def main(argv: list[str] | None = None) -> int:

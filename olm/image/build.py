@@ -5,17 +5,13 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from olm.image.cache import sha256_digest
 from olm.image.layers import tar_bytes
 from olm.image.manifest import OCI_CONFIG, OCI_LAYER_GZIP, OCI_MANIFEST
-
-
-def sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -25,7 +21,7 @@ class Blob:
 
     @property
     def digest(self) -> str:
-        return sha256(self.data)
+        return sha256_digest(self.data)
 
     def descriptor(self) -> dict[str, object]:
         return {"mediaType": self.media_type, "digest": self.digest, "size": len(self.data)}
@@ -40,7 +36,7 @@ class Image:
 
     @property
     def digest(self) -> str:
-        return sha256(self.manifest)
+        return sha256_digest(self.manifest)
 
 
 def files_under(directory: Path, prefix: str) -> dict[str, bytes]:
@@ -62,7 +58,7 @@ def scratch_image(files: dict[str, bytes], labels: dict[str, str]) -> Image:
         "architecture": "amd64",
         "os": "linux",
         "config": {"Labels": dict(sorted(labels.items()))},
-        "rootfs": {"type": "layers", "diff_ids": [sha256(tar)]},
+        "rootfs": {"type": "layers", "diff_ids": [sha256_digest(tar)]},
         "history": [{"created_by": "olm-py", "comment": "FROM scratch"}],
     }
     config_blob = Blob(OCI_CONFIG, json.dumps(config, sort_keys=True).encode())

@@ -50,6 +50,11 @@ def default_cache_dir() -> Path:
     return Path(base) / "olm-py" / "images"
 
 
+def sha256_digest(data: bytes) -> str:
+    """The content's digest as OCI names it: `sha256:<hex>`."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def check_digest(digest: str) -> str:
     algorithm, _, hexpart = digest.partition(":")
     if (
@@ -100,7 +105,7 @@ class BlobCache:
         return target
 
     def put_bytes(self, digest: str, data: bytes) -> Path:
-        observed = "sha256:" + hashlib.sha256(data).hexdigest()
+        observed = sha256_digest(data)
         with self.writer() as out:
             out.write(data)
         return self.commit(Path(out.name), digest, observed)

@@ -29,7 +29,7 @@ from typing import Any
 
 from olm.api.backoff import exponential_backoff
 from olm.image.auth import Credentials, basic_header, parse_challenge
-from olm.image.cache import BlobCache
+from olm.image.cache import BlobCache, sha256_digest
 from olm.image.errors import ImageError, ImageErrorKind
 from olm.image.manifest import ACCEPT
 from olm.image.scheme import forget, transport, unverified_context
@@ -249,7 +249,7 @@ class RegistryClient:
             if not reference.startswith("sha256:")
             else f"{repository}@{reference}",
         )
-        digest = "sha256:" + hashlib.sha256(response.body).hexdigest()
+        digest = sha256_digest(response.body)
         if reference.startswith("sha256:") and digest != reference:
             raise ImageError(
                 ImageErrorKind.CORRUPT,
@@ -348,7 +348,7 @@ class RegistryClient:
             ok=(201, 204),
             what=f"{repository}:{reference}",
         )
-        return "sha256:" + hashlib.sha256(body).hexdigest()
+        return sha256_digest(body)
 
 
 def _connection_error(registry: str, exc: BaseException, url: str) -> ImageError:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from olm.api import body
+from olm.api.conditions import find_condition
 from olm.api.csv import CsvPhase
 from olm.api.kinds import Kind
 from olm.api.labels import Label
@@ -88,7 +90,7 @@ def adoption_problem(
         existing = apiservices.get(name)
         if existing is None:
             continue
-        labels = (existing.get("metadata") or {}).get("labels") or {}
+        labels = body.labels(existing)
         owner = labels.get(Label.OWNER)
         owner_namespace = labels.get(Label.OWNER_NAMESPACE)
         owner_kind = labels.get(Label.OWNER_KIND)
@@ -144,7 +146,7 @@ def availability(apiservice: dict[str, Any] | None) -> tuple[bool, str | None]:
     """Whether the aggregator reports the APIService Available=True, and the condition's
     message (else its reason); (False, None) when the aggregator has not checked it yet."""
     conditions = ((apiservice or {}).get("status") or {}).get("conditions") or []
-    available = next((c for c in conditions if c.get("type") == "Available"), None)
+    available = find_condition(conditions, "Available")
     if available is None:
         return False, None
     detail = str(available.get("message") or available.get("reason") or "")

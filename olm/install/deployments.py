@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from olm.api import body
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import OPERATOR_CONDITION_ENV, Label
 from olm.api.views import StrategyDeployment, owner_reference
@@ -49,7 +50,7 @@ def render_deployment(csv: dict[str, Any], entry: StrategyDeployment) -> dict[st
     spec = copy.deepcopy(dict(entry.spec))
     # parse_strategy checked the shapes read here; an explicit null reads as absent.
     template = spec["template"] = spec.get("template") or {}
-    template_meta = template["metadata"] = template.get("metadata") or {}
+    template_meta = template["metadata"] = dict(body.meta(template))
     # CSV annotations win over the template's own, as in OLM.
     template_meta["annotations"] = {
         **(template_meta.get("annotations") or {}),

@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
+
 RETRYING_PREFIX = "retrying execution due to error: "
 
 # The RBAC authorizer's refusal, e.g. `User "system:serviceaccount:ns:sa" cannot create
@@ -38,8 +40,7 @@ def forbidden_message(
     who = f"ServiceAccount {sa_ns}/{sa}" + (
         f" (spec.serviceAccountName of OperatorGroup {group_name})" if group_name else ""
     )
-    meta = manifest.get("metadata") or {}
-    step = f"{manifest.get('kind', '')} {meta.get('name', '')}"
+    step = f"{manifest.get('kind', '')} {body.meta(manifest).get('name', '')}"
     tail = " The InstallPlan retries by itself once the permission is granted."
     found = _CANNOT.search(error)
     if found:

@@ -14,6 +14,8 @@ from typing import Any
 
 import jsonschema
 
+from olm.api import body
+
 # OpenAPI keywords that are not JSON Schema (or must not constrain here).
 _IGNORED = (
     "x-kubernetes-preserve-unknown-fields",
@@ -81,7 +83,7 @@ def validation_problem(
         )
         if errors:
             error = errors[0]
-            meta = obj.get("metadata") or {}
+            meta = body.meta(obj)
             where = "/".join(p for p in (meta.get("namespace"), meta.get("name")) if p)
             field = ".".join(str(p) for p in error.absolute_path) or "(root)"
             return (
@@ -101,7 +103,7 @@ def crd_upgrade_problem(
     problem = stored_versions_problem(existing, manifest)
     if problem:
         return problem
-    name = str((new.get("metadata") or {}).get("name", ""))
+    name = str(body.meta(new).get("name", ""))
     for version in versions_to_check(existing, manifest):
         problem = validation_problem(manifest, version, custom_resources.get((name, version), []))
         if problem:

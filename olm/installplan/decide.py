@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
+from olm.api.conditions import find_condition, parse_timestamp
 from olm.api.installplan import (
     TERMINAL_PHASES,
     ConditionStatus,
@@ -38,7 +40,6 @@ from olm.api.installplan import (
     InstallPlanPhase,
     InstallPlanReason,
 )
-from olm.csv.status import parse_timestamp
 from olm.groups.serviceaccount import query_service_account
 from olm.installplan.handmade import (
     HAND_MADE_GRACE_SECONDS,
@@ -63,7 +64,7 @@ def decide(snapshot: Snapshot) -> Plan:
     if phase == InstallPlanPhase.NONE:
         if owned_by_subscription(plan):
             return Plan()  # its Subscription writes the first status (and adopts it after a crash)
-        created = parse_timestamp((plan.get("metadata") or {}).get("creationTimestamp"))
+        created = parse_timestamp(body.meta(plan).get("creationTimestamp"))
         waited = (snapshot.now - created).total_seconds() if created is not None else None
         if waited is not None and waited < HAND_MADE_GRACE_SECONDS:
             # A tool (OLM's own e2e suite among them) may create a plan and then write its
@@ -92,9 +93,7 @@ def _group_check(snapshot: Snapshot, status: Mapping[str, Any]) -> Plan | dict[s
     InstallCheckFailed condition gone), or the Plan that waits for the OperatorGroup."""
     ref, problem = query_service_account(snapshot.groups)
     conditions = list(status.get("conditions") or [])
-    installed = next(
-        (c for c in conditions if c.get("type") == InstallPlanConditionType.INSTALLED), None
-    )
+    installed = find_condition(conditions, InstallPlanConditionType.INSTALLED)
     checking = bool(
         installed and installed.get("reason") == InstallPlanReason.INSTALL_CHECK_FAILED.value
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
 from olm.api.kinds import KINDS, Kind
 
 SUBSCRIPTION_KIND = KINDS[Kind.SUBSCRIPTION].kind.value
@@ -20,7 +21,7 @@ HAND_MADE_GRACE_SECONDS = 10.0
 def owned_by_subscription(plan: Mapping[str, Any]) -> bool:
     return any(
         owner.get("kind") == SUBSCRIPTION_KIND
-        for owner in (plan.get("metadata") or {}).get("ownerReferences") or []
+        for owner in body.meta(plan).get("ownerReferences") or []
     )
 
 

@@ -19,6 +19,9 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+# This module's objects are called `body`: the accessors keep a prefix.
+from olm.api.body import annotations as body_annotations
+from olm.api.body import meta as body_meta
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import MANAGED_VALUE, Label
 
@@ -57,7 +60,7 @@ def with_alongside(
     }
     refs: list[tuple[str, str]] = []
     for source in (manifest, live or {}):
-        for key, value in ((source.get("metadata") or {}).get("annotations") or {}).items():
+        for key, value in body_annotations(source).items():
             parts = str(value).split("/")
             if not key.startswith(ALONGSIDE_PREFIX) or len(parts) != 2:
                 continue
@@ -143,7 +146,7 @@ def update_for(live: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str,
     its owners (all kinds) and, for a ServiceAccount, its secrets and annotations."""
     body = copy.deepcopy(dict(desired))
     meta = body.setdefault("metadata", {})
-    live_meta = live.get("metadata") or {}
+    live_meta = body_meta(live)
     owners = merge_owner_references(
         live_meta.get("ownerReferences") or [], meta.get("ownerReferences") or []
     )
@@ -177,9 +180,9 @@ def with_resource_version(body: Mapping[str, Any], live: Mapping[str, Any]) -> d
     (409) when the object changed since it was read, so owners merged from a stale copy can
     never overwrite newer ones."""
     result = dict(body)
-    version = (live.get("metadata") or {}).get("resourceVersion")
+    version = body_meta(live).get("resourceVersion")
     if version:
-        result["metadata"] = {**(result.get("metadata") or {}), "resourceVersion": version}
+        result["metadata"] = {**body_meta(result), "resourceVersion": version}
     return result
 
 

@@ -11,7 +11,8 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from olm.api.conditions import timestamp
+from olm.api.conditions import INSTALLPLAN_CONDITION
+from olm.api.conditions import set_condition as conditions_set
 from olm.api.installplan import (
     ConditionStatus,
     InstallPlanConditionType,
@@ -32,21 +33,18 @@ def set_condition(
     reason: InstallPlanReason | None = None,
     message: str = "",
 ) -> list[dict[str, Any]]:
-    """Set one condition by type; lastTransitionTime is kept when the status is the same."""
-    stamp = timestamp(now)
-    old = next((c for c in conditions if c.get("type") == kind.value), None)
-    new: dict[str, Any] = {"type": kind.value, "status": status.value}
-    if reason is not None:
-        new["reason"] = reason.value
-    if message:
-        new["message"] = message
-    new["lastUpdateTime"] = stamp
-    new["lastTransitionTime"] = (
-        old["lastTransitionTime"]
-        if old and old.get("status") == status.value and old.get("lastTransitionTime")
-        else stamp
+    """The list with `kind` set as OLM writes an InstallPlanCondition: replaced whole in place,
+    else appended; reason and message left out when not given; lastUpdateTime stamped on every
+    set; lastTransitionTime kept while the status holds."""
+    return conditions_set(
+        conditions,
+        kind,
+        status,
+        "" if reason is None else reason,
+        message,
+        now,
+        style=INSTALLPLAN_CONDITION,
     )
-    return [new if c is old else c for c in conditions] if old else [*conditions, new]
 
 
 def failed_status(

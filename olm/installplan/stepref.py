@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
 from olm.api.kinds import GROUP as KIND_GROUP
 from olm.api.kinds import KINDS, Kind
 
@@ -72,7 +73,7 @@ def step_manifest(entry: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def owner_csvs(manifest: Mapping[str, Any], plan_namespace: str) -> list[Ref]:
     """The refs of the CSVs a step names as owners without a uid (filled in when written)."""
-    meta = manifest.get("metadata") or {}
+    meta = body.meta(manifest)
     namespace = str(meta.get("namespace") or plan_namespace)
     return [
         (CSV_API_VERSION, CSV_KIND, namespace, str(owner.get("name", "")))
@@ -82,7 +83,7 @@ def owner_csvs(manifest: Mapping[str, Any], plan_namespace: str) -> list[Ref]:
 
 
 def step_ref(manifest: Mapping[str, Any]) -> Ref:
-    meta = manifest.get("metadata") or {}
+    meta = body.meta(manifest)
     return (
         str(manifest.get("apiVersion", "")),
         str(manifest.get("kind", "")),

@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from olm.api import body
 from olm.installplan.attenuation import RETRYING_PREFIX
 
 ADMIN_NAMESPACES_FLAG = "--admin-namespaces"
@@ -91,10 +92,6 @@ def _strings(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
-
-
 def _install_spec(csv: Mapping[str, Any]) -> Mapping[str, Any]:
     return ((csv.get("spec") or {}).get("install") or {}).get("spec") or {}
 
@@ -138,7 +135,7 @@ def group_targets(groups: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
     managing = [g for g in groups if (g.get("status") or {}).get("namespaces")]
     if len(managing) != 1:
         return "", []
-    return _name(managing[0]), _strings(managing[0]["status"]["namespaces"])
+    return body.name(managing[0]), _strings(managing[0]["status"]["namespaces"])
 
 
 def _generated(manifests: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -178,7 +175,7 @@ def offending_rules(
     for index, manifest in enumerate(manifests):
         kind = str(manifest.get("kind") or "")
         if kind == "ClusterServiceVersion":
-            prefix = f"ClusterServiceVersion {_name(manifest)} spec.install.spec."
+            prefix = f"ClusterServiceVersion {body.name(manifest)} spec.install.spec."
             for field, scope in (("clusterPermissions", "cluster-wide "), ("permissions", reach)):
                 for i, entry in enumerate(_entries(manifest, field)):
                     for j, rule in enumerate(_rules(entry)):
@@ -186,17 +183,17 @@ def offending_rules(
         elif kind in ("ClusterRole", "Role"):
             if json.dumps(_rules(manifest), sort_keys=True) in generated:
                 if kind == "ClusterRole":
-                    generated_cluster_roles.add(_name(manifest))
+                    generated_cluster_roles.add(body.name(manifest))
                 continue  # named above by the CSV field it comes from
             for j, rule in enumerate(_rules(manifest)):
-                where = f"{kind} {_name(manifest)} (status.plan[{index}]) rules[{j}]"
+                where = f"{kind} {body.name(manifest)} (status.plan[{index}]) rules[{j}]"
                 offend(where, rule, "cluster-wide " if kind == "ClusterRole" else "")
     for index, manifest in enumerate(manifests):
         if manifest.get("kind") == "ClusterRoleBinding":
             role = str((manifest.get("roleRef") or {}).get("name") or "")
             if role not in generated_cluster_roles:
                 found.append(
-                    f"ClusterRoleBinding {_name(manifest)} (status.plan[{index}]): binds "
+                    f"ClusterRoleBinding {body.name(manifest)} (status.plan[{index}]): binds "
                     f"ClusterRole {role} cluster-wide"
                 )
     return found
@@ -308,7 +305,7 @@ def tenancy_check(
     controller got, None when it asked none); None to go on installing."""
     if not admin_namespaces:
         return None
-    namespace = str((plan.get("metadata") or {}).get("namespace") or "")
+    namespace = body.namespace(plan)
     refused = tenant_refusal(namespace, manifests, groups, admin_namespaces)
     if refused is not None:
         return True, refused

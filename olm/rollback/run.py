@@ -7,7 +7,6 @@ keeps the annotations it had; nothing is approved: the plan waits for a person.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +17,7 @@ from olm.kube.errors import GatewayError, NotFound
 from olm.kube.gateway import Gateway
 from olm.kube.protocol import KubeGateway
 from olm.rollback.plan import Request, RollbackRefused, answer, done, request
+from olm.waiting import attempts
 
 FIELD_MANAGER = "olm-py-rollback"
 POLL_SECONDS = 1.0
@@ -99,8 +99,7 @@ def rollback(
         say(f"dry run: would annotate it {req.annotations()} and wait for olm-py's plan")
         return 0
     _patch(gateway, req, req.annotations())
-    deadline = time.monotonic() + timeout
-    while True:
+    for _ in attempts(timeout, POLL_SECONDS):
         current = _get(gateway, Kind.SUBSCRIPTION, namespace, name) or {}
         reason, message, plan = answer(current, req.target)
         if done(reason):
@@ -111,14 +110,12 @@ def rollback(
             say(f"refused: {message}")
             say("nothing changed: the Subscription's annotations are as they were")
             return 1
-        if time.monotonic() > deadline:
-            say(
-                f"olm-py has not answered within {timeout:.0f} s (is it running? kubectl get "
-                f"subscription {name} -n {namespace} -o yaml shows its Rollback condition once "
-                "it does); the request stays on the Subscription"
-            )
-            return 1
-        time.sleep(POLL_SECONDS)
+    say(
+        f"olm-py has not answered within {timeout:.0f} s (is it running? kubectl get "
+        f"subscription {name} -n {namespace} -o yaml shows its Rollback condition once "
+        "it does); the request stays on the Subscription"
+    )
+    return 1
 
 
 def _report(req: Request, reason: str, message: str, plan: str, say: Say) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -44,6 +43,7 @@ from olm.uninstall.plan import (
     package_csvs,
 )
 from olm.uninstall.render import command, crd_line, lines
+from olm.waiting import attempts
 
 FIELD_MANAGER = "olm-py-uninstall"
 POLL_SECONDS = 2.0
@@ -239,24 +239,24 @@ def _wait(
     operator = operator_name(plan.package, plan.namespace) if plan.package else ""
     waiting = {v.name: v for v in plan.blocked}
     said: dict[str, tuple[str, ...]] = {n: v.blockers for n, v in waiting.items()}
-    deadline = time.monotonic() + timeout
-    while waiting:
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(POLL_SECONDS)  # the API server offers no watch across all of these at once
-        for name, verdict in list(waiting.items()):
-            fresh = _rejudge(gateway, verdict, ours, operator)
-            if fresh.gone:
-                say(crd_line(fresh))
-                del waiting[name]
-            elif fresh.delete:
-                gateway.delete(CRD_API, CRD_KIND, None, name)
-                say(crd_line(fresh, deleted=True))
-                del waiting[name]
-            elif fresh.blockers != said.get(name):
-                said[name] = fresh.blockers
-                say(f"waiting   {CRD_KIND} {name}: {'; '.join(fresh.blockers)}")
-    return True
+    # Polled: the API server offers no watch across all of these at once.
+    for attempt in attempts(timeout, POLL_SECONDS):
+        if attempt:  # the plan judged them just now: the first look again is an interval later
+            for name, verdict in list(waiting.items()):
+                fresh = _rejudge(gateway, verdict, ours, operator)
+                if fresh.gone:
+                    say(crd_line(fresh))
+                    del waiting[name]
+                elif fresh.delete:
+                    gateway.delete(CRD_API, CRD_KIND, None, name)
+                    say(crd_line(fresh, deleted=True))
+                    del waiting[name]
+                elif fresh.blockers != said.get(name):
+                    said[name] = fresh.blockers
+                    say(f"waiting   {CRD_KIND} {name}: {'; '.join(fresh.blockers)}")
+        if not waiting:
+            return True
+    return False
 
 
 def uninstall(

@@ -14,21 +14,15 @@ from olm.api import body
 from olm.controllers.store import StoreKind
 from olm.scope.decide import copy_metadata
 
-metadata_of = body.meta
-
 
 def terminating(namespace: Mapping[str, Any] | None) -> bool:
     return bool(
         namespace
         and (
-            metadata_of(namespace).get("deletionTimestamp")
+            body.meta(namespace).get("deletionTimestamp")
             or (namespace.get("status") or {}).get("phase") == "Terminating"
         )
     )
-
-
-def name_of(obj: Mapping[str, Any]) -> str:
-    return str(metadata_of(obj).get("name") or "")
 
 
 def trim(kind: StoreKind, obj: dict[str, Any]) -> dict[str, Any]:

@@ -14,8 +14,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from olm.api import body
 from olm.controllers.queue import WorkKind
-from olm.controllers.scope.cache import metadata_of
 from olm.controllers.scope.state import ScopeState
 from olm.controllers.store import StoreKind
 from olm.scope.copies import is_copied
@@ -67,7 +67,7 @@ class ScopeController:
     def reconcile(self, namespace: str, name: str) -> float | None:
         state = self.state
         csv = state.store.get(StoreKind.CSV, namespace, name)
-        if csv is None or metadata_of(csv).get("deletionTimestamp"):
+        if csv is None or body.meta(csv).get("deletionTimestamp"):
             # Its copies go with it (OLM: once it is gone); copied Roles follow their copy
             # (ownerReference), lifted ClusterRoles go with the csv-cleanup finalizer.
             for copy_namespace in sorted(state.copies_of(namespace, name)):

@@ -7,8 +7,9 @@ wakes the keys its roles' owner labels name).
 
 from __future__ import annotations
 
+from olm.api import body
 from olm.controllers.queue import WorkKind
-from olm.controllers.scope.cache import metadata_of, terminating
+from olm.controllers.scope.cache import terminating
 from olm.controllers.scope.state import ScopeState
 from olm.controllers.store import StoreKind
 from olm.scope.apiroles import (
@@ -30,7 +31,7 @@ class ScopeGroupController:
     def reconcile(self, namespace: str, name: str) -> float | None:
         state, store = self.state, self.state.store
         group = store.get(StoreKind.OPERATOR_GROUP, namespace, name)
-        if group is None or metadata_of(group).get("deletionTimestamp"):
+        if group is None or body.meta(group).get("deletionTimestamp"):
             leftovers = operator_group_cluster_roles_to_delete(
                 namespace, name, store.items(StoreKind.CLUSTER_ROLE)
             )

@@ -7,9 +7,10 @@ O(CSVs x namespaces): each CSV is decided for this one namespace only.
 
 from __future__ import annotations
 
+from olm.api import body
 from olm.api.labels import Annotation
 from olm.controllers.queue import WorkKind
-from olm.controllers.scope.cache import metadata_of, name_of, terminating
+from olm.controllers.scope.cache import terminating
 from olm.controllers.scope.csvs import decide_and_execute
 from olm.controllers.scope.state import ScopeState
 from olm.controllers.store import StoreKind
@@ -33,7 +34,7 @@ class ScopeNamespaceController:
         if found is None or terminating(found):
             return None
         groups = store.items(StoreKind.OPERATOR_GROUP)
-        patch = namespace_label_patch(target, metadata_of(found).get("labels") or {}, groups)
+        patch = namespace_label_patch(target, body.meta(found).get("labels") or {}, groups)
         if patch is not None:
             try:
                 state.gateway.patch(
@@ -43,18 +44,18 @@ class ScopeNamespaceController:
                 return None
         deleted: set[str] = set()
         for group in groups:
-            group_ns = str(metadata_of(group).get("namespace"))
+            group_ns = str(body.meta(group).get("namespace"))
             targets = status_namespaces(group)
             if targets is None or group_ns == target or not contains(frozenset(targets), target):
                 continue
             if len(store.keys(StoreKind.OPERATOR_GROUP, group_ns)) != 1:
                 continue
             for csv in store.items(StoreKind.CSV, group_ns):
-                if is_copied(csv) or metadata_of(csv).get("deletionTimestamp"):
+                if is_copied(csv) or body.meta(csv).get("deletionTimestamp"):
                     continue
                 plan, _ = decide_and_execute(state, csv, target)
                 if target in plan.copies.deletes:
-                    deleted.add(name_of(csv))
+                    deleted.add(body.name(csv))
         for copy in store.items(StoreKind.COPIED_CSV, target):
             copy_meta = CopyMeta.of(copy)
             if copy_meta.name in deleted:

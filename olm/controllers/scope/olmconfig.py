@@ -7,12 +7,13 @@ means a newer OLMConfig, decided again shortly.
 
 from __future__ import annotations
 
+from olm.api import body
 from olm.api.conditions import utc_now
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
 from olm.api.scope import OLM_CONFIG_NAME
 from olm.controllers.queue import WorkKind
-from olm.controllers.scope.cache import metadata_of, name_of, terminating
+from olm.controllers.scope.cache import terminating
 from olm.controllers.scope.state import ScopeState
 from olm.controllers.store import StoreKind
 from olm.kube.errors import Conflict, NotFound
@@ -43,23 +44,23 @@ class OlmConfigController:
             return None
         copies: dict[tuple[str, str], set[str]] = {}
         for copy in store.items(StoreKind.COPIED_CSV):
-            meta = metadata_of(copy)
+            meta = body.meta(copy)
             origin = (meta.get("labels") or {}).get(Label.COPIED_FROM)
             copies.setdefault((str(origin), str(meta.get("name"))), set()).add(
                 str(meta.get("namespace"))
             )
         global_csvs = {}
         for group in store.items(StoreKind.OPERATOR_GROUP):
-            group_ns = str(metadata_of(group).get("namespace"))
+            group_ns = str(body.meta(group).get("namespace"))
             if (
                 status_namespaces(group) != ("",)
                 or len(store.keys(StoreKind.OPERATOR_GROUP, group_ns)) != 1
             ):
                 continue
             for csv in store.items(StoreKind.CSV, group_ns):
-                if is_copied(csv) or metadata_of(csv).get("deletionTimestamp"):
+                if is_copied(csv) or body.meta(csv).get("deletionTimestamp"):
                     continue
-                key = (group_ns, name_of(csv))
+                key = (group_ns, body.name(csv))
                 global_csvs[key] = frozenset(copies.get(key, ()))
         active = sum(
             1
@@ -84,7 +85,7 @@ class OlmConfigController:
                     None,
                     name,
                     plan.status,
-                    resource_version=metadata_of(config).get("resourceVersion"),
+                    resource_version=body.meta(config).get("resourceVersion"),
                 )
             except Conflict:
                 return RETRY_STALE_SECONDS

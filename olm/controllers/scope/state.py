@@ -18,13 +18,14 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from olm.api import body
 from olm.api.csv import CsvPhase
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
 from olm.api.scope import DISABLED_COPIED_CSVS_EVENT_REASON, OLM_CONFIG_NAME
 from olm.controllers.events import record_event
 from olm.controllers.queue import WorkKind, WorkQueue
-from olm.controllers.scope.cache import metadata_of, name_of, terminating
+from olm.controllers.scope.cache import terminating
 from olm.controllers.store import STORE_KIND_OF, Store, StoreKind
 from olm.csv.rbac import RbacSnapshot
 from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
@@ -83,7 +84,7 @@ class ScopeState:
         return groups[0] if len(groups) == 1 else None
 
     def prototype(self, csv: Mapping[str, Any]) -> CopyPrototype:
-        meta = metadata_of(csv)
+        meta = body.meta(csv)
         key = (str(meta.get("namespace")), str(meta.get("name")))
         version = str(meta.get("resourceVersion") or "")
         with self._lock:
@@ -103,7 +104,7 @@ class ScopeState:
         """The copies of `namespace/name`, by the namespace they are in."""
         found = {}
         for copy in self.store.items(StoreKind.COPIED_CSV):
-            meta = metadata_of(copy)
+            meta = body.meta(copy)
             if (
                 meta.get("name") == name
                 and (meta.get("labels") or {}).get(Label.COPIED_FROM) == namespace
@@ -113,13 +114,13 @@ class ScopeState:
 
     def active_namespaces(self) -> list[str]:
         return [
-            str(metadata_of(n).get("name"))
+            str(body.meta(n).get("name"))
             for n in self.store.items(StoreKind.NAMESPACE)
             if not terminating(n)
         ]
 
     def snapshot(self, csv: Mapping[str, Any], only: str | None = None) -> ScopeSnapshot:
-        meta = metadata_of(csv)
+        meta = body.meta(csv)
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))
         group = self.group_of(namespace)
         targets = status_namespaces(group) if group is not None else None
@@ -128,10 +129,9 @@ class ScopeState:
             namespaces = self.active_namespaces()
             copies = self.copies_of(namespace, name)
             occupied = {
-                str(metadata_of(c).get("namespace"))
+                str(body.meta(c).get("namespace"))
                 for c in self.store.items(StoreKind.CSV)
-                if metadata_of(c).get("name") == name
-                and metadata_of(c).get("namespace") != namespace
+                if body.meta(c).get("name") == name and body.meta(c).get("namespace") != namespace
             }
             scopes = [""] if targets is not None and is_all(frozenset(targets)) else tenants
             role_namespaces: list[str] | None = None  # every namespace (leftovers included)
@@ -141,7 +141,7 @@ class ScopeState:
             copies = (
                 {only: CopyMeta.of(copy)}
                 if copy is not None
-                and ((metadata_of(copy).get("labels") or {}).get(Label.COPIED_FROM) == namespace)
+                and ((body.meta(copy).get("labels") or {}).get(Label.COPIED_FROM) == namespace)
                 else {}
             )
             occupied = {only} if self.store.get(StoreKind.CSV, only, name) is not None else set()
@@ -151,11 +151,11 @@ class ScopeState:
         cluster_roles: dict[str, dict[str, Any]] = {}
         cluster_role_bindings: list[dict[str, Any]] = []
         if only is None or scopes:
-            cluster_roles = {name_of(r): r for r in self.store.items(StoreKind.CLUSTER_ROLE)}
+            cluster_roles = {body.name(r): r for r in self.store.items(StoreKind.CLUSTER_ROLE)}
             cluster_role_bindings = self.store.items(StoreKind.CLUSTER_ROLE_BINDING)
         for scope in scopes:
             rbac[scope] = RbacSnapshot(
-                roles={name_of(r): r for r in self.store.items(StoreKind.ROLE, scope)}
+                roles={body.name(r): r for r in self.store.items(StoreKind.ROLE, scope)}
                 if scope
                 else {},
                 role_bindings=self.store.items(StoreKind.ROLE_BINDING, scope) if scope else [],
@@ -185,7 +185,7 @@ class ScopeState:
             for entry in owned:
                 found = self.store.get(StoreKind.CRD, "", str((entry or {}).get("name") or ""))
                 if found is not None:
-                    crds[name_of(found)] = found
+                    crds[body.name(found)] = found
         api_services = {}
         if only is None and (csv.get("status") or {}).get("phase") == CsvPhase.SUCCEEDED:
             for name in apiservice_names(dict(csv)):  # few CSVs own any: read live, not watched
@@ -243,7 +243,7 @@ class ScopeState:
 
     def execute(self, csv: Mapping[str, Any], plan: ScopePlan) -> bool:
         """Carry out `plan`; True when a copy was created (its uid is now in the cache)."""
-        meta = metadata_of(csv)
+        meta = body.meta(csv)
         name = str(meta.get("name"))
         failures: list[GatewayError] = []
         for namespace in plan.copies.deletes:
@@ -251,10 +251,10 @@ class ScopeState:
         created = False
         for write in plan.copies.writes:
             try:
-                for verb, body in write.steps():
+                for verb, payload in write.steps():
                     if verb == "apply":
                         self.store.upsert(
-                            StoreKind.COPIED_CSV, copy_metadata(self.gateway.apply(body))
+                            StoreKind.COPIED_CSV, copy_metadata(self.gateway.apply(payload))
                         )
                     else:
                         self.gateway.patch_status(
@@ -262,7 +262,7 @@ class ScopeState:
                             CSV.kind.value,
                             write.namespace,
                             name,
-                            copy_status(body),
+                            copy_status(payload),
                         )
                 created = created or write.create
             except NotFound:
@@ -291,7 +291,7 @@ class ScopeState:
 
     def say(self, csv: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
         """One Event per (CSV, reason, message) for the life of this process."""
-        key = (str(metadata_of(csv).get("uid")), reason, message)
+        key = (str(body.meta(csv).get("uid")), reason, message)
         with self._lock:
             if key in self._said:
                 return
@@ -302,7 +302,7 @@ class ScopeState:
         record_event(self.gateway, csv, event_type, reason, message)
 
     def _disabled_events(self, csv: Mapping[str, Any]) -> list[dict[str, Any]]:
-        meta = metadata_of(csv)
+        meta = body.meta(csv)
         try:
             events = self.gateway.list_path(f"/api/v1/namespaces/{meta.get('namespace')}/events")
         except NotFound:
@@ -317,7 +317,7 @@ class ScopeState:
     def _say_copies_disabled(
         self, csv: Mapping[str, Any], event_type: str, reason: str, message: str
     ) -> None:
-        uid = str(metadata_of(csv).get("uid"))
+        uid = str(body.meta(csv).get("uid"))
         known = self._disabled_event.get(uid)
         if known:
             return
@@ -328,11 +328,11 @@ class ScopeState:
         self._disabled_event[uid] = True
 
     def _clear_copies_disabled(self, csv: Mapping[str, Any]) -> None:
-        uid = str(metadata_of(csv).get("uid"))
+        uid = str(body.meta(csv).get("uid"))
         if self._disabled_event.get(uid) is False:
             return
         for event in self._disabled_events(csv):
-            event_meta = metadata_of(event)
+            event_meta = body.meta(event)
             self.gateway.delete(
                 "v1", "Event", str(event_meta.get("namespace")), str(event_meta.get("name"))
             )

@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import socket
 import ssl
 import sys
 import threading
-import time
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from olm.samples.memcached.webhooks import admission_response, conversion_response
+from olm.waiting import attempts
 
 CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
 MOUNTS_ENV = "OLM_PY_MOUNTS"
@@ -174,14 +175,15 @@ def serve_in_background(
 
     def run() -> None:
         directory, host = cert_dir(environ), bind_address(environ)
-        while not stop.is_set():
+        server: WebhookHTTPServer | None = None
+        # Every 2 s until the certificate is mounted; stop.wait ends the wait once stopped.
+        for _ in attempts(math.inf, 2.0, sleep=stop.wait):
             try:
                 server = make_server(directory, host, port, limit)
                 break
             except (OSError, ssl.SSLError) as exc:
                 log.warning("webhooks not served yet (%s); retrying", exc)
-                time.sleep(2)
-        else:
+        if server is None:
             return
         log.info("serving webhooks on https://%s:%d (certificate in %s)", host, port, directory)
 

@@ -62,6 +62,12 @@ def test_backoff_is_capped() -> None:
     assert queue.failures("k") == 5
 
 
+def test_a_key_failing_for_ever_stays_at_the_cap() -> None:
+    # base * 2.0**failures would overflow a float after ~1,024 failures; the cap holds instead.
+    queue = WorkQueue(base_delay=0.05, max_delay=300.0)
+    assert [queue.retry("k") for _ in range(2_000)][-1] == 300.0
+
+
 @pytest.mark.parametrize(
     ("elapsed", "expected"),
     [(0.0, None), (9.999, None), (10.0, "late"), (60.0, "late")],
