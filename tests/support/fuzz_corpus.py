@@ -3,8 +3,8 @@
 A real object (a CSV of a corpus bundle, a corpus package's catalog) is the seed; `mutated`
 then breaks it the way careless or hostile input does: a field removed, a value of the wrong
 type (None, a number, a list, a map, unicode text), an emptied list or map. The seeds are
-fixed (sorted, a few small packages) and the tests run derandomized, so `make test` is
-deterministic.
+fixed (sorted, a few small packages) and `make test` runs them derandomized (the thorough
+Hypothesis profile, tests/conftest.py), so it is deterministic; a bare `pytest` draws afresh.
 """
 
 from __future__ import annotations
