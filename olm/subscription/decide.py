@@ -40,6 +40,7 @@ from olm.resolution.model import Candidate, Installed
 from olm.subscription import plans as ip
 from olm.subscription import separate
 from olm.subscription.bundlesteps import Failures, named, plan_steps
+from olm.subscription.deprecations import deprecation_conditions, installed_deprecations
 from olm.subscription.policies import (
     annotate_new_plan,
     auto_approve,
@@ -60,7 +61,6 @@ from olm.subscription.resolve import (
     version_range_of,
 )
 from olm.subscription.separate import PlanGroup
-from olm.subscription.deprecations import deprecation_conditions, installed_deprecations
 from olm.subscription.settle import settle, waiting
 from olm.subscription.snapshot import (
     NamespaceEvent,
