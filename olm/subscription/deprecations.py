@@ -1,7 +1,7 @@
 """A Subscription's deprecation conditions (OLM v0 §5.5), from its catalog's `olm.deprecations`.
 
-OLM v0.38's catalog health reconciler (`pkg/controller/operators/catalog/subscription`,
-`updateDeprecatedStatus`) looks up the installed CSV among the Subscription's own catalog's
+OLM v0.38's catalog health reconciler (`updateDeprecatedStatus` in
+`pkg/controller/operators/catalog/subscription/reconciler.go`) looks up the installed CSV among the Subscription's own catalog's
 entries of its package (in `spec.channel` when one is named) and, from what the catalog says
 about that entry (`pkg/controller/registry/resolver/source_registry.go`), writes:
 - `PackageDeprecated`, `ChannelDeprecated`, `BundleDeprecated`: status True, no reason, the
