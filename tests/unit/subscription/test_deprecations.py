@@ -196,3 +196,13 @@ def test_a_catalog_not_loaded_leaves_the_conditions_alone() -> None:
     snapshot = world([subscription(status=status)], csvs=[csv(V2)], loaded={})
     for write in decide(snapshot).statuses:
         assert by_type(write.status)["BundleDeprecated"]["message"] == BUNDLE_SAYS
+
+
+def test_an_upgrade_to_a_bundle_nothing_deprecates_clears_every_condition() -> None:
+    """OLM's "v0.3.0 no longer marked deprecated": the new installed CSV's entry says nothing,
+    so the three levels and the roll-up all go."""
+    snapshot = world([installed()], csvs=[csv(V2)], loaded={(GLOBAL, "samples"): deprecated()})
+    marked = apply(snapshot, decide(snapshot))
+    clean = world(list(marked.subscriptions), csvs=[csv(V2)])
+    [write] = decide(clean).statuses
+    assert not [kind for kind in by_type(write.status) if "Deprecated" in kind]
