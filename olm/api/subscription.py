@@ -57,7 +57,7 @@ class SubscriptionReason(StrEnum):
     BUNDLE_UNPACK_FAILED = "BundleUnpackFailed"
     ERROR_PREVENTED_UNPACKING = "ErrorPreventedUnpacking"
     ENSURE_INSTALL_PLAN_FAILED = "EnsureInstallPlanFailed"
-    # the deprecation conditions
+    # named for the deprecation conditions, which OLM (and olm-py) write without a reason
     DEPRECATED = "Deprecated"
 
 

@@ -40,6 +40,7 @@ from olm.resolution.model import Candidate, Installed
 from olm.subscription import plans as ip
 from olm.subscription import separate
 from olm.subscription.bundlesteps import Failures, named, plan_steps
+from olm.subscription.deprecations import deprecation_conditions, installed_deprecations
 from olm.subscription.policies import (
     annotate_new_plan,
     auto_approve,
@@ -355,6 +356,26 @@ def creation_failed(snapshot: Snapshot, error: str) -> Plan:
     return plan
 
 
+def _deprecations(snapshot: Snapshot, spec: Mapping[str, Any], status: Status) -> None:
+    """The deprecation conditions, from what the Subscription's own catalog says about its
+    installed CSV (olm.subscription.deprecations); untouched while that catalog is not
+    loaded."""
+    target = (str(spec.get("sourceNamespace") or ""), str(spec.get("source") or ""))
+    source = next((c for c in snapshot.catalogs if (c.namespace, c.name) == target), None)
+    if source is None or source.loaded is None:
+        return
+    channel = str(spec.get("channel") or "")
+    found = installed_deprecations(
+        source.loaded.catalog,
+        str(spec.get("name") or ""),
+        channel,
+        str(status.get("installedCSV") or ""),
+    )
+    status["conditions"] = deprecation_conditions(
+        status.get("conditions") or [], found, channel, snapshot.now
+    )
+
+
 def decide(snapshot: Snapshot) -> Plan:
     plan = Plan()
     subscriptions = snapshot.subscriptions
@@ -410,6 +431,7 @@ def decide(snapshot: Snapshot) -> Plan:
                 message,
                 snapshot.now,
             )
+        _deprecations(snapshot, spec, status)
         if not version_range_of(subscription):
             status["conditions"] = remove_conditions(
                 status.get("conditions") or [], OlmPyConditionType.VERSION_HELD
