@@ -26,6 +26,9 @@ PACKAGE_SCHEMA = "olm.package"
 CHANNEL_SCHEMA = "olm.channel"
 BUNDLE_SCHEMA = "olm.bundle"
 CSV_METADATA = "olm.csv.metadata"
+# The properties the registry API does not serve (operator-registry's
+# convertModelPropertiesToAPIProperties): so neither OLM's resolver nor a CEL rule sees them.
+HIDDEN_PROPERTIES = ("olm.bundle.object", CSV_METADATA)
 # The CSV spec fields operator-registry's property.CSVMetadata keeps (by their JSON names).
 CSV_METADATA_SPEC_FIELDS = (
     "apiservicedefinitions",

@@ -11,11 +11,9 @@ import contextlib
 import json
 from typing import Any
 
-from olm.catalog.documents import bundle_csv, deprecation
+from olm.catalog.documents import HIDDEN_PROPERTIES, bundle_csv, deprecation
 from olm.catalog.graph import GraphError, entries_in_order, head
 from olm.catalog.model import Bundle, Catalog, Channel, Package
-
-HIDDEN_PROPERTIES = ("olm.bundle.object", "olm.csv.metadata")
 
 
 class LookupFailed(LookupError):

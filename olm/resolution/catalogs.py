@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from olm.catalog.documents import HIDDEN_PROPERTIES
 from olm.catalog.graph import entries_in_order
 from olm.catalog.model import Catalog
+from olm.resolution.constraints import CONSTRAINT, predicates
 from olm.resolution.model import GVK, Candidate, Source
 
 
@@ -33,6 +35,7 @@ def candidates(catalog: Catalog, source: Source) -> list[Candidate]:
                     for v in bundle.props("olm.package.required")
                     if isinstance(v, dict)
                 )
+                constraints, error = predicates(bundle.props(CONSTRAINT))
                 found.append(
                     Candidate(
                         bundle=bundle.name,
@@ -48,6 +51,13 @@ def candidates(catalog: Catalog, source: Source) -> list[Candidate]:
                         requires_packages=packages,
                         default_channel=channel.name == package.default_channel,
                         position=order.get(entry.name, len(order)),
+                        constraints=constraints,
+                        constraint_error=error,
+                        properties=tuple(
+                            p
+                            for p in bundle.properties
+                            if isinstance(p, dict) and p.get("type") not in HIDDEN_PROPERTIES
+                        ),
                     )
                 )
     return found

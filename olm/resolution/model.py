@@ -7,7 +7,11 @@ namespace already runs; a `Wanted` is one Subscription's request.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from olm.resolution.constraints import Predicate, Subject
 
 
 @dataclass(frozen=True)
@@ -42,10 +46,19 @@ class Candidate:
     requires_packages: tuple[tuple[str, str], ...] = ()  # (package, semver range)
     default_channel: bool = False
     position: int = 0  # 0 is the channel head
+    # The bundle's `olm.constraint` dependencies, or OLM's error for the first bad one.
+    constraints: tuple[Predicate, ...] = ()
+    constraint_error: str = ""
+    # All of the bundle's properties, as a CEL rule of another bundle's constraint sees them.
+    properties: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def key(self) -> str:
         return f"{self.source.key}/{self.package}/{self.channel}/{self.bundle}"
+
+    @property
+    def subject(self) -> Subject:
+        return Subject(self.package, self.version, self.properties)
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,12 @@ class Installed:
     package: str
     version: str
     provides: tuple[GVK, ...] = ()
+    # The CSV's properties (its `operatorframework.io/properties` annotation, else inferred).
+    properties: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def subject(self) -> Subject:
+        return Subject(self.package, self.version, self.properties)
 
 
 @dataclass(frozen=True)
@@ -79,9 +98,12 @@ class Decision:
     chosen: dict[str, Candidate | Installed] = field(default_factory=dict)
     dependencies: list[Candidate] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)  # subscription -> explanation
+    # subscription -> the error that stopped the namespace's resolution (OLM's
+    # ErrorPreventedResolution: a bundle with a bad `olm.constraint`)
+    errors: dict[str, str] = field(default_factory=dict)
     # subscription -> (VersionHeldReason, message), for each Subscription with a version range
     version_holds: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return not self.failures
+        return not self.failures and not self.errors

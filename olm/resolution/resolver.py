@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pysat.solvers import Solver
 
 from olm.catalog.semver import SemverError, parse_range
+from olm.resolution.constraints import Predicate
 from olm.resolution.model import GVK, Candidate, Decision, Installed, Source, Wanted
 from olm.resolution.versionrange import hold, restrict
 
@@ -29,7 +30,7 @@ Choice = Candidate | Installed
 class Group:
     """One named set of clauses, switched on by a selector literal (for explanations)."""
 
-    kind: str  # dependency | one-package | one-provider | installed | fixed
+    kind: str  # dependency | constraint | one-package | one-provider | installed | fixed
     subject: str
     detail: str
 
@@ -54,6 +55,38 @@ def _in_range(version: str, expression: str) -> bool:
         return parse_range(expression).contains(version)
     except SemverError:
         return False
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One dependency of a bundle: a required API, a required package (legacy properties) or a
+    generic constraint (`olm.constraint`), each met by some installed CSV or bundle."""
+
+    kind: str  # dependency | constraint
+    detail: str
+    gvk: GVK | None = None
+    package: tuple[str, str] | None = None  # (package, semver range)
+    constraint: Predicate | None = None
+
+    def met_by(self, choice: Choice) -> bool:
+        if self.gvk is not None:
+            return self.gvk in choice.provides
+        if self.package is not None:
+            return choice.package == self.package[0] and _in_range(choice.version, self.package[1])
+        return self.constraint is not None and self.constraint.test(choice.subject)
+
+
+def requirements(candidate: Candidate) -> list[Requirement]:
+    """The bundle's dependencies in OLM's order of its properties: APIs, packages, constraints."""
+    found = [
+        Requirement("dependency", f"API {_gvk_text(g)}", gvk=g) for g in candidate.requires_gvks
+    ]
+    found += [
+        Requirement("dependency", f'package "{name}" ({spec})', package=(name, spec))
+        for name, spec in candidate.requires_packages
+    ]
+    found += [Requirement("constraint", c.text, constraint=c) for c in candidate.constraints]
+    return found
 
 
 def _source_rank(
@@ -156,27 +189,32 @@ class Resolver:
 
     # ----- the SAT problem ----------------------------------------------------------------------
 
-    def _providers(
-        self, dependent: Candidate, gvk: GVK | None, package: tuple[str, str] | None
-    ) -> list[Choice]:
-        found: list[Choice] = []
-        for installed in self.installed:
-            if (gvk is not None and gvk in installed.provides) or (
-                package is not None
-                and installed.package == package[0]
-                and _in_range(installed.version, package[1])
-            ):
-                found.append(installed)
-        matches = [
-            c
-            for c in self.candidates
-            if (gvk is not None and gvk in c.provides)
-            or (
-                package is not None and c.package == package[0] and _in_range(c.version, package[1])
-            )
-        ]
+    def _providers(self, dependent: Candidate, requirement: Requirement) -> list[Choice]:
+        """What satisfies one requirement of `dependent`: installed CSVs first, then bundles in
+        OLM's preference order (its own catalog first, then by priority, ...)."""
+        found: list[Choice] = [i for i in self.installed if requirement.met_by(i)]
+        matches = [c for c in self.candidates if requirement.met_by(c)]
         matches.sort(key=lambda c: _source_rank(c, dependent))
         return found + matches
+
+    def _reachable_errors(self, options: Iterable[Choice]) -> list[str]:
+        """OLM's errors for bad `olm.constraint`s among the bundles its resolution would visit:
+        the Subscriptions' options and, transitively, whatever could satisfy their needs."""
+        seen: set[str] = set()
+        stack = [o for o in options if isinstance(o, Candidate)]
+        errors: list[str] = []
+        while stack:
+            candidate = stack.pop()
+            if candidate.key in seen:
+                continue
+            seen.add(candidate.key)
+            if candidate.constraint_error:
+                errors.append(candidate.constraint_error)
+                continue
+            for requirement in requirements(candidate):
+                providers = self._providers(candidate, requirement)
+                stack.extend(p for p in providers if isinstance(p, Candidate))
+        return list(dict.fromkeys(errors))
 
     def _build(self, solver: Solver, referenced: set[str]) -> dict[int, Group]:
         groups: dict[int, Group] = {}
@@ -198,19 +236,10 @@ class Resolver:
                 )
         for candidate in self.candidates:
             me = self.var[self._key(candidate)]
-            for gvk in candidate.requires_gvks:
-                options = [self.var[self._key(p)] for p in self._providers(candidate, gvk, None)]
+            for requirement in requirements(candidate):
+                options = [self.var[self._key(p)] for p in self._providers(candidate, requirement)]
                 add(
-                    Group("dependency", candidate.bundle, f"API {_gvk_text(gvk)}"),
-                    [[-me, *options]],
-                )
-            for package in candidate.requires_packages:
-                options = [
-                    self.var[self._key(p)] for p in self._providers(candidate, None, package)
-                ]
-                add(
-                    Group("dependency", candidate.bundle, f'package "{package[0]}" ({package[1]})'),
-                    [[-me, *options]],
+                    Group(requirement.kind, candidate.bundle, requirement.detail), [[-me, *options]]
                 )
         for package_name, members in self.by_package.items():
             lits = [self.var[self._key(m)] for m in members]
@@ -253,12 +282,18 @@ class Resolver:
     def resolve(self, wanted: list[Wanted]) -> Decision:
         decision = Decision()
         referenced = {w.installed_csv for w in wanted if w.installed_csv}
+        options_of = {w.name: self.wanted_candidates(w) for w in wanted}
+        errors = self._reachable_errors(o for options, _ in options_of.values() for o in options)
+        if errors:  # OLM: the namespace's resolution stops, every Subscription says why
+            message = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
+            decision.errors = {w.name: message for w in wanted}
+            return decision
         with Solver(name="g4") as solver:
             groups = self._build(solver, referenced)
             selectors = list(groups)
             fixed: list[int] = []
             for subscription in wanted:
-                options, reason = self.wanted_candidates(subscription)
+                options, reason = options_of[subscription.name]
                 if not options:
                     decision.failures[subscription.name] = (
                         f"Subscription {subscription.name} cannot be resolved: {reason}"
@@ -289,13 +324,9 @@ class Resolver:
                     chosen = by_var[literal]
                     if not isinstance(chosen, Candidate):
                         continue
-                    requirements: list[tuple[GVK | None, tuple[str, str] | None]] = [
-                        (g, None) for g in chosen.requires_gvks
-                    ]
-                    requirements += [(None, p) for p in chosen.requires_packages]
-                    for gvk, package in requirements:
+                    for requirement in requirements(chosen):
                         providers = [
-                            self.var[self._key(p)] for p in self._providers(chosen, gvk, package)
+                            self.var[self._key(p)] for p in self._providers(chosen, requirement)
                         ]
                         if any(p in fixed for p in providers):
                             continue
@@ -363,7 +394,12 @@ class Resolver:
         name = _name(preferred)
         reasons, fixes = [], []
         for group in core:
-            if group.kind == "dependency":
+            if group.kind == "constraint":
+                reasons.append(f"bundle {group.subject} requires an operator {group.detail}")
+                fixes.append(
+                    "add a CatalogSource with a bundle that satisfies it, or subscribe to a bundle that does not need it"
+                )
+            elif group.kind == "dependency":
                 reasons.append(
                     f"bundle {group.subject} requires {group.detail}, and no catalog in scope provides it in a way that fits"
                 )

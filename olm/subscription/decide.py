@@ -290,6 +290,10 @@ def _resolve_namespace(
         name: (SubscriptionReason.CONSTRAINTS_NOT_SATISFIABLE, message)
         for name, message in outcome.decision.failures.items()
     }
+    failures.update(
+        (name, (SubscriptionReason.ERROR_PREVENTED_RESOLUTION, message))
+        for name, message in outcome.decision.errors.items()
+    )
     moved = _choose(snapshot, result.statuses, plans, outcome, failures)
     result.unpacks = _unpacks(snapshot, moved, outcome)
     split = separate.enabled(snapshot.namespace_object, snapshot.operator_groups)

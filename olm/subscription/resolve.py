@@ -50,18 +50,40 @@ def _spec(obj: Obj) -> Mapping[str, Any]:
     return obj.get("spec") or {}
 
 
+def _annotated_properties(csv: Obj) -> list[dict[str, Any]] | None:
+    """The CSV's properties annotation (set on CSVs OLM creates), None without a readable one."""
+    text = body.annotations(csv).get(PROPERTIES_ANNOTATION)
+    if text is None:
+        return None
+    try:
+        properties = json.loads(text).get("properties") or []
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return [p for p in properties if isinstance(p, dict)] if isinstance(properties, list) else None
+
+
 def annotated_package(csv: Obj) -> str:
     """The package named by the CSV's properties annotation (set on CSVs OLM creates)."""
-    text = body.annotations(csv).get(PROPERTIES_ANNOTATION)
-    try:
-        properties = json.loads(text or "{}").get("properties") or []
-    except (TypeError, ValueError, AttributeError):
-        return ""
-    for prop in properties:
-        value = prop.get("value") if isinstance(prop, dict) else None
+    for prop in _annotated_properties(csv) or []:
+        value = prop.get("value")
         if prop.get("type") == "olm.package" and isinstance(value, dict):
             return str(value.get("packageName") or "")
     return ""
+
+
+def csv_properties(csv: Obj, package: str) -> tuple[dict[str, Any], ...]:
+    """What a generic constraint's CEL rule sees of an installed CSV: its properties annotation,
+    else (as OLM's inferProperties) its package and version and the APIs it provides."""
+    annotated = _annotated_properties(csv)
+    if annotated is not None:
+        return tuple(annotated)
+    version = str(_spec(csv).get("version", ""))
+    found = [{"type": "olm.package", "value": {"packageName": package, "version": version}}]
+    found += [
+        {"type": "olm.gvk", "value": {"group": g, "version": v, "kind": k}}
+        for g, v, k in _provides(csv)
+    ]
+    return tuple(found if package else found[1:])
 
 
 def _replaced_by(csvs: Mapping[str, Obj]) -> dict[str, str]:
@@ -185,7 +207,13 @@ def resolve(snapshot: Snapshot, statuses: Mapping[str, Mapping[str, Any]]) -> Re
     installed_of = installed_csvs(snapshot, statuses, packages)
     replaced = set(_replaced_by(snapshot.csvs))
     installed = [
-        Installed(name, packages[name], str(_spec(csv).get("version", "")), _provides(csv))
+        Installed(
+            name,
+            packages[name],
+            str(_spec(csv).get("version", "")),
+            _provides(csv),
+            csv_properties(csv, packages[name]),
+        )
         for name, csv in snapshot.csvs.items()
         if (packages[name] or _provides(csv)) and name not in replaced
     ]
