@@ -120,6 +120,7 @@ class Resolver:
         for choice in self.choices:
             self.by_package[_package_key(choice)].append(choice)
         self.var: dict[str, int] = {}
+        self._meeting: dict[Requirement, tuple[list[Installed], list[Candidate]]] = {}
         for choice in self.choices:
             self.var[self._key(choice)] = len(self.var) + 1
 
@@ -192,10 +193,13 @@ class Resolver:
     def _providers(self, dependent: Candidate, requirement: Requirement) -> list[Choice]:
         """What satisfies one requirement of `dependent`: installed CSVs first, then bundles in
         OLM's preference order (its own catalog first, then by priority, ...)."""
-        found: list[Choice] = [i for i in self.installed if requirement.met_by(i)]
-        matches = [c for c in self.candidates if requirement.met_by(c)]
-        matches.sort(key=lambda c: _source_rank(c, dependent))
-        return found + matches
+        if requirement not in self._meeting:  # bundles sharing a requirement test it once
+            self._meeting[requirement] = (
+                [i for i in self.installed if requirement.met_by(i)],
+                [c for c in self.candidates if requirement.met_by(c)],
+            )
+        found, matches = self._meeting[requirement]
+        return [*found, *sorted(matches, key=lambda c: _source_rank(c, dependent))]
 
     def _reachable_errors(self, options: Iterable[Choice]) -> list[str]:
         """OLM's errors for bad `olm.constraint`s among the bundles its resolution would visit:
