@@ -39,6 +39,7 @@ def load_manifests(directory: Path) -> list[dict[str, Any]]:
 class Bundle:
     objects: list[dict[str, Any]]  # the CSV and the rest of the bundle's manifests
     replaces: str = ""
+    properties: list[dict[str, Any]] = field(default_factory=list)  # more, e.g. olm.constraint
 
     @property
     def csv(self) -> dict[str, Any]:
@@ -55,6 +56,7 @@ class Package:
     name: str
     channel: str
     bundles: list[Bundle] = field(default_factory=list)
+    deprecations: list[dict[str, Any]] = field(default_factory=list)  # olm.deprecations entries
 
 
 def bundle_properties(package: str, bundle: Bundle) -> list[dict[str, Any]]:
@@ -82,7 +84,7 @@ def bundle_properties(package: str, bundle: Bundle) -> list[dict[str, Any]]:
     for obj in bundle.objects:
         data = base64.b64encode(json.dumps(obj, sort_keys=True).encode()).decode()
         properties.append({"type": "olm.bundle.object", "value": {"data": data}})
-    return properties
+    return properties + bundle.properties
 
 
 def render(package: Package) -> list[dict[str, Any]]:
@@ -112,6 +114,10 @@ def render(package: Package) -> list[dict[str, Any]]:
         }
         for b in package.bundles
     ]
+    if package.deprecations:
+        docs.append(
+            {"schema": "olm.deprecations", "package": package.name, "entries": package.deprecations}
+        )
     return docs
 
 

@@ -588,6 +588,115 @@ def packagemanifests(side: Side) -> Snapshots:
     return pm.run(side, parity_catalog)
 
 
+# --- catalog metadata: deprecations and generic constraints (catalogs.py, opm serve) ------
+
+DEPRECATED = "tiny-deprecated.v1.0.0"
+DEPRECATION_FAMILY = ("Deprecated", "PackageDeprecated", "ChannelDeprecated", "BundleDeprecated")
+
+
+def deprecations(side: Side) -> Snapshots:
+    """A package whose package, alpha channel and only bundle are deprecated in the catalog's
+    `olm.deprecations`: it still installs, and the Subscription carries the four conditions."""
+    ns, source = "parity-deprecations", "parity-deprecations"
+    directory = side.log_dir / source
+    if not directory.exists():
+        package = Package(
+            "tiny-deprecated",
+            "alpha",
+            [Bundle([minimal_csv(DEPRECATED)])],
+            deprecations=[
+                {"reference": {"schema": "olm.package"}, "message": "tiny is end of life"},
+                {
+                    "reference": {"schema": "olm.channel", "name": "alpha"},
+                    "message": "alpha gets no more updates",
+                },
+                {
+                    "reference": {"schema": "olm.bundle", "name": DEPRECATED},
+                    "message": f"{DEPRECATED} loses data on restart",
+                },
+            ],
+        )
+        write_catalog(directory, [package])
+    side.catalog(source, directory)
+    namespace(side, ns)
+    operator_group(side, ns, [ns])
+    subscribe(side, ns, "Automatic", sub="tiny", **{"name": "tiny-deprecated", "source": source})
+    wait_csv(side, ns, DEPRECATED)
+    sub = "subscriptions.operators.coreos.com"
+    wait(
+        lambda: (
+            subscription_status(side, ns, "tiny").get("state") == "AtLatestKnown"
+            and all(
+                condition(side, ns, sub, "tiny", t).get("status") == "True"
+                for t in DEPRECATION_FAMILY
+            )
+        ),
+        TIMEOUT,
+        "Subscription AtLatestKnown with the four deprecation conditions",
+    )
+    return {"installed": settled(side, Scope([ns], catalogs=[source]))}
+
+
+def needs(package: str, failure_message: str = "") -> dict[str, Any]:
+    """An `olm.constraint` property whose CEL rule asks for a bundle of PACKAGE."""
+    value: dict[str, Any] = {
+        "cel": {
+            "rule": f"properties.exists(p, p.type == 'olm.package' && "
+            f"p.value.packageName == '{package}')"
+        }
+    }
+    if failure_message:
+        value["failureMessage"] = failure_message
+    return {"type": "olm.constraint", "value": value}
+
+
+def generic_constraint(side: Side) -> Snapshots:
+    """Two packages whose bundles carry an `olm.constraint` CEL rule: one satisfied by another
+    package of the catalog (it is installed as a dependency), one asking for a package no
+    catalog has (with a failureMessage: the Subscription says ResolutionFailed)."""
+    ok, failing, source = "parity-constraint-ok", "parity-constraint-fail", "parity-constraints"
+    directory = side.log_dir / source
+    if not directory.exists():
+        packages = [
+            Package("provider", "alpha", [Bundle([minimal_csv("provider.v1.0.0")])]),
+            Package(
+                "needy",
+                "alpha",
+                [Bundle([minimal_csv("needy.v1.0.0")], properties=[needs("provider")])],
+            ),
+            Package(
+                "lonely",
+                "alpha",
+                [
+                    Bundle(
+                        [minimal_csv("lonely.v1.0.0")],
+                        properties=[needs("absent", "lonely needs the absent operator")],
+                    )
+                ],
+            ),
+        ]
+        write_catalog(directory, packages)
+    side.catalog(source, directory)
+    for ns, package in ((ok, "needy"), (failing, "lonely")):
+        namespace(side, ns)
+        operator_group(side, ns, [ns])
+        subscribe(side, ns, "Automatic", sub=package, **{"name": package, "source": source})
+    wait_csv(side, ok, "needy.v1.0.0")
+    wait_csv(side, ok, "provider.v1.0.0")
+    wait(
+        lambda: subscription_status(side, ok, "needy").get("state") == "AtLatestKnown",
+        TIMEOUT,
+        "needy AtLatestKnown",
+    )
+    sub = "subscriptions.operators.coreos.com"
+    wait(
+        lambda: condition(side, failing, sub, "lonely", "ResolutionFailed").get("status") == "True",
+        TIMEOUT,
+        "lonely ResolutionFailed",
+    )
+    return {"resolved": settled(side, Scope([ok, failing], catalogs=[source]))}
+
+
 SCENARIOS = [
     Scenario("kubectl-story", kubectl_story),
     Scenario("subscription-manual", subscription_manual),
@@ -599,4 +708,6 @@ SCENARIOS = [
     Scenario("replace-rings", replace_rings),
     Scenario("packagemanifests", packagemanifests),
     Scenario("unsupported-kind", unsupported_kind),
+    Scenario("deprecations", deprecations),
+    Scenario("generic-constraint", generic_constraint),
 ]
