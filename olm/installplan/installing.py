@@ -47,6 +47,7 @@ from olm.installplan.crdsafety import crd_upgrade_problem
 from olm.installplan.handmade import NO_STEPS_MESSAGE
 from olm.installplan.objects import (
     contains,
+    generated_by,
     is_established,
     managed,
     resolve_owners,
@@ -289,7 +290,8 @@ def _others(work: _Pass) -> Plan:
         ref = step_ref(manifest)
         if ref in snapshot.unserved:
             return work.fail(step_error(manifest, snapshot.unserved[ref]))
-        body = managed(resolve_owners(manifest, csv_uids))
+        plan_name = str(body_meta(snapshot.plan).get("name") or "")
+        body = generated_by(managed(resolve_owners(manifest, csv_uids)), plan_name)
         live = snapshot.objects.get(ref)
         if live is None:
             work.actions.append(Action(index, Verb.CREATE, body, StepStatus.CREATED))

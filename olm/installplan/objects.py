@@ -141,6 +141,19 @@ def managed(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+GENERATED_BY = "olm.generated-by"  # OLM's annotation naming the plan that made a Subscription
+
+
+def generated_by(body: dict[str, Any], plan_name: str) -> dict[str, Any]:
+    """A Subscription step's `body` annotated with the plan that writes it, as OLM's
+    ExecutePlan annotates the Subscription it creates for a dependency; other kinds as given."""
+    if body.get("kind") != KINDS[Kind.SUBSCRIPTION].kind.value:
+        return body
+    meta = body.setdefault("metadata", {})
+    meta["annotations"] = {**(meta.get("annotations") or {}), GENERATED_BY: plan_name}
+    return body
+
+
 def update_for(live: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
     """What to apply over `live` so that it gets `desired` without losing what it has:
     its owners (all kinds) and, for a ServiceAccount, its secrets and annotations."""

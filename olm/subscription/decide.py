@@ -130,11 +130,8 @@ def _choose(
                 if made_by:
                     maker = max(made_by, key=lambda p: (ip.generation(p), p["metadata"]["name"]))
                     reference, legacy = ip.reference(maker)
-                    status.update(
-                        installPlanRef=reference,
-                        installplan=legacy,
-                        installPlanGeneration=ip.generation(maker),
-                    )
+                    # OLM's ensureSubscriptionInstallPlanState: no installPlanGeneration.
+                    status.update(installPlanRef=reference, installplan=legacy)
         if not isinstance(chosen, Candidate):
             continue
         plan = plans.get(ip.ref_name(status))

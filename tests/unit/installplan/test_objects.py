@@ -9,6 +9,7 @@ import pytest
 
 from olm.installplan.objects import (
     contains,
+    generated_by,
     is_established,
     merge_owner_references,
     resolve_owners,
@@ -160,3 +161,14 @@ def test_with_resource_version() -> None:
 def test_is_established(conditions: list[dict[str, str]], expected: bool) -> None:
     assert is_established({"status": {"conditions": conditions}}) is expected
     assert is_established(None) is False
+
+
+def test_a_subscription_step_names_the_plan_that_writes_it() -> None:
+    """OLM's ExecutePlan annotates a dependency's Subscription `olm.generated-by: <plan>`."""
+    sub = {"kind": "Subscription", "metadata": {"name": "s", "annotations": {"keep": "me"}}}
+    assert generated_by(sub, "install-abcde")["metadata"]["annotations"] == {
+        "keep": "me",
+        "olm.generated-by": "install-abcde",
+    }
+    role = {"kind": "Role", "metadata": {"name": "r"}}
+    assert generated_by(role, "install-abcde") == {"kind": "Role", "metadata": {"name": "r"}}

@@ -752,3 +752,6 @@ def test_a_dependencys_subscription_finds_the_csv_its_plan_installed() -> None:
     (write,) = [s for s in decision.statuses if s.name == made["metadata"]["name"]]
     assert write.status["installedCSV"] == V2 and write.status["state"] == "AtLatestKnown"
     assert write.status["installPlanRef"]["name"] == "install-aaaaa", "the plan that made it"
+    assert "installPlanGeneration" not in write.status, (
+        "OLM's ensureSubscriptionInstallPlanState refers to the plan without its generation"
+    )
