@@ -280,10 +280,17 @@ def test_the_csv_is_copied_into_every_namespace_and_into_new_ones_at_once(
     # kubectl get csv -A: the operator shows, Succeeded, in every namespace.
     others = set(namespaces(plane)) - {OPERATORS}
     assert namespace in others
+    # Wait for the state, not only the objects: a copy made while the original was still
+    # Installing gets its Succeeded status a moment later.
     found = wait_for(
-        lambda: (c := copies(plane, operator, OPERATORS)) and others <= set(c) and c,
+        lambda: (
+            (c := copies(plane, operator, OPERATORS))
+            and others <= set(c)
+            and all(item["status"].get("phase") == "Succeeded" for item in c.values())
+            and c
+        ),
         timeout=STEP_TIMEOUT,
-        what="a copy in every namespace",
+        what="a Succeeded copy in every namespace",
     )
     assert OPERATORS not in found, "no copy in the operator's own namespace"
     for copied in found.values():
