@@ -4,11 +4,7 @@ bundle whose `olm.skipRange` covers the installed version is reached in one hop.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.support.catalog_server import (
     V1,
@@ -22,13 +18,6 @@ from tests.support.cluster import STEP_TIMEOUT, ControlPlane, wait_for
 from tests.support.olm_run import OlmOperator
 from tests.support.stories import operator_group, phase
 from tests.support.subscriptions import approve, plan_for, subscribe, subscription
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Server]:
-    server = Server(tmp_path)
-    yield server
-    server.stop()
 
 
 def test_a_new_channel_head_upgrades_the_subscription(

@@ -6,11 +6,8 @@ the catalog lifts the bundle's deprecation, BundleDeprecated goes and the roll-u
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from olm.catalog.render import to_yaml
 from olm.catalog.samples import build
@@ -56,13 +53,6 @@ def deprecation_conditions(plane: ControlPlane, namespace: str) -> dict[str, dic
     """The Subscription's deprecation conditions as `kubectl get sub -o json` shows them."""
     status = subscription(plane, namespace).get("status") or {}
     return {c["type"]: c for c in status.get("conditions") or [] if c["type"] in FAMILY}
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Server]:
-    server = Server(tmp_path)
-    yield server
-    server.stop()
 
 
 def test_deprecated_package_channel_and_bundle_show_on_the_subscription(
