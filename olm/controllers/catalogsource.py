@@ -11,6 +11,8 @@ snapshot -> `what_to_read` -> read (the only I/O: gRPC or a ConfigMap GET, error
   the pull secrets named in `spec.secrets`; no registry pod;
 ConfigMap and image catalogs are also served over gRPC behind a registry Service, as OLM's
 registry pods are, where olm-py can be put behind one (olm.controllers.catalogservice).
+Such catalogs also get the two NetworkPolicies OLM keeps beside a registry, put back when
+deleted or edited (olm.catalogsource.policies, olm.controllers.catalogpolicies).
 Bundles known by image only are unpacked (olm.controllers.catalogimage) when the Subscription
 controller asks (`CatalogCache.unpack`), not when the catalog is read.
 Every change of a catalog's content wakes the resolution of the namespaces it serves.
@@ -57,6 +59,7 @@ from olm.catalogsource.source import (
 )
 from olm.catalogsource.trust import CatalogTrust, refusal
 from olm.controllers.catalogimage import ImageCatalogs, own_pull_secrets
+from olm.controllers.catalogpolicies import keep_policies
 from olm.controllers.catalogservice import CatalogServices
 from olm.controllers.events import record_event
 from olm.controllers.queue import WorkKind, WorkQueue
@@ -226,6 +229,7 @@ class CatalogSourceController:
         self.images = images or ImageCatalogs()
         self.reads = reads or Reads()
         self.services = services
+        self._said: set[str] = set()  # NetworkPolicy write failures already logged
         # Bundle images are unpacked when a Subscription needs them (not when the catalog is
         # read); an unpack that ends wakes the namespaces the catalog serves.
         self.images.on_unpacked = lambda key: self._wake(key[0])
@@ -311,6 +315,8 @@ class CatalogSourceController:
         live = source is not None and not source["metadata"].get("deletionTimestamp")
         untrusted = refusal(self.trust, source) if source is not None and live else None
         fetched = self.fetch(source) if source is not None and live and not untrusted else Fetched()
+        if source is not None and live and not untrusted:
+            keep_policies(self.store, self.gateway, source, self._said)
         if fetched is None:
             return self.reads.poll  # still reading: look again soon, the worker is free
         if fetched.catalog is not None:  # what is served now: unpacked bundles go there

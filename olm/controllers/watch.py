@@ -115,6 +115,15 @@ WATCHED: tuple[Watched, ...] = (
             (StoreKind.API_SERVICE, "apiregistration.k8s.io", "apiservices"),
         )
     ),
+    # The NetworkPolicies of catalog registries (olm.catalogsource.policies), olm.managed ones.
+    Watched(
+        StoreKind.NETWORK_POLICY,
+        "networking.k8s.io",
+        "v1",
+        "networkpolicies",
+        {Label.MANAGED.value: MANAGED_VALUE},
+        server_side=True,
+    ),
 )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from olm.api import body
+from olm.api.catalogsource import CATALOG_SOURCE_LABEL
 from olm.api.labels import Label
 from olm.controllers.queue import WorkKey, WorkKind
 from olm.controllers.store import StoreKind, StoreReader
@@ -80,6 +81,9 @@ def core_keys(
         return [(WorkKind.INSTALL_PLAN, namespace, name), (WorkKind.NAMESPACE, "", namespace)]
     if kind == StoreKind.CATALOG_SOURCE:
         return [(WorkKind.CATALOG_SOURCE, namespace, name)]
+    if kind == StoreKind.NETWORK_POLICY:  # a registry's policy: its CatalogSource keeps it
+        catalog = body.labels(obj).get(CATALOG_SOURCE_LABEL)
+        return [(WorkKind.CATALOG_SOURCE, namespace, catalog)] if catalog else []
     if kind == StoreKind.CSV:
         keys: list[WorkKey] = [(WorkKind.CSV, namespace, name), (WorkKind.NAMESPACE, "", namespace)]
         if not status_only:  # a group reads its CSVs' owned APIs, never their status

@@ -23,6 +23,7 @@ barrier and on every resync. A work key is (WorkKind, namespace, name).
 | subscription | namespace, csv (its installed and current CSVs), operator, adoption |
 | installplan | installplan, namespace, operator, adoption |
 | catalogsource | catalogsource |
+| networkpolicy | catalogsource (the one named by its olm.catalogSource label) |
 | operator | operator |
 | service, secret, configmap, apiservice | operator, adoption |
 
@@ -124,6 +125,7 @@ WAKE_GRAPH: Mapping[StoreKind, Wakes] = {
         CORE_OPERATOR, W.INSTALL_PLAN, W.NAMESPACE, W.OPERATOR, W.ADOPTION
     ),
     StoreKind.CATALOG_SOURCE: _wakes((core_keys,), W.CATALOG_SOURCE),
+    StoreKind.NETWORK_POLICY: _wakes((core_keys,), W.CATALOG_SOURCE),
     StoreKind.OPERATOR: _wakes((operator_keys,), W.OPERATOR),
     # Watched for the Operator controllers alone (olm.managed objects).
     StoreKind.SERVICE: _wakes((operator_keys,), W.OPERATOR, W.ADOPTION),

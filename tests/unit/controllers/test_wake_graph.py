@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from olm.api.catalogsource import CATALOG_SOURCE_LABEL
 from olm.api.csv import CsvPhase, CsvReason
 from olm.api.installplan import InstallPlanPhase
 from olm.api.labels import Annotation, Label
@@ -93,6 +94,7 @@ def changes(kind: StoreKind) -> list[tuple[dict[str, Any], dict[str, Any] | None
         },
         {Label.OWNER: "og", Label.OWNER_NAMESPACE: NS, Label.OWNER_KIND: "OperatorGroup"},
         {OPGROUP_AGGREGATE_TO_PREFIX + "og": "true", OPERATOR_LABEL: ""},
+        {CATALOG_SOURCE_LABEL: "catalog"},  # a catalog registry's NetworkPolicy
     ]
     events: list[tuple[dict[str, Any], dict[str, Any] | None, bool]] = []
     for labels in labels_by_owner:
