@@ -13,6 +13,7 @@ and never stops the catalog from being read and reported.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -37,10 +38,8 @@ def keep_policies(
         name = action.policy["metadata"]["name"]
         try:
             if action.replace:
-                try:
+                with contextlib.suppress(NotFound):
                     gateway.delete(NETWORK_POLICY_API_VERSION, "NetworkPolicy", namespace, name)
-                except NotFound:
-                    pass
             gateway.create(action.policy)
             log.info("NetworkPolicy %s/%s written for its catalog registry", namespace, name)
         except Conflict:

@@ -35,7 +35,7 @@ from olm.csv.operatorcondition import (
 from olm.csv.phase import Plan, World, decide, is_copy
 from olm.csv.refusals import annotations_refused, deployment_refused, resource_refused
 from olm.groups.serviceaccount import attenuated_user
-from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
+from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND, orphaned_apiservices
 from olm.install.certresources import (
     KUBE_SYSTEM,
     cert_deployments,
@@ -94,7 +94,13 @@ class CsvController:
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         csv = self.store.get(StoreKind.CSV, namespace, name)
-        if csv is None:
+        if csv is None:  # gone: so are the APIServices still labelled as its own (OLM)
+            for orphan in orphaned_apiservices(
+                namespace, name, self.store.items(StoreKind.CSV_API_SERVICE)
+            ):
+                log.info("deleting APIService %s: its CSV %s/%s is gone", orphan, namespace, name)
+                with contextlib.suppress(NotFound):
+                    self.gateway.delete(API_REGISTRATION, APISERVICE_KIND, None, orphan)
             return None
         meta = csv["metadata"]
         if meta.get("deletionTimestamp"):

@@ -57,6 +57,7 @@ class StoreKind(StrEnum):
     SECRET = "secret"  # metadata only
     CONFIG_MAP = "configmap"  # metadata only
     API_SERVICE = "apiservice"
+    CSV_API_SERVICE = "csvapiservice"  # APIServices labelled as owned by a CSV (olm.owner*)
     NETWORK_POLICY = "networkpolicy"  # olm.managed: a catalog registry's policies
 
 

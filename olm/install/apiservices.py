@@ -160,3 +160,10 @@ def unavailable(csv: dict[str, Any], apiservices: dict[str, dict[str, Any] | Non
         if not ok:
             return f"APIService {name} is not Available" + (f": {detail}" if detail else "")
     return None
+
+
+def orphaned_apiservices(namespace: str, name: str, apiservices: list[dict[str, Any]]) -> list[str]:
+    """The APIServices labelled as owned by ClusterServiceVersion `namespace/name`, which is
+    gone: OLM's syncAPIService deletes them (its owner's namespace or CSV is not found)."""
+    gone = {"metadata": {"name": name, "namespace": namespace}}
+    return sorted(body.name(a) for a in apiservices if owned_by(a, gone))

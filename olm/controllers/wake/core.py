@@ -81,6 +81,10 @@ def core_keys(
         return [(WorkKind.INSTALL_PLAN, namespace, name), (WorkKind.NAMESPACE, "", namespace)]
     if kind == StoreKind.CATALOG_SOURCE:
         return [(WorkKind.CATALOG_SOURCE, namespace, name)]
+    if kind == StoreKind.CSV_API_SERVICE:  # its owner CSV deletes it once it is gone
+        own = body.labels(obj)
+        owner, owner_ns = own.get(Label.OWNER), own.get(Label.OWNER_NAMESPACE)
+        return [(WorkKind.CSV, owner_ns, owner)] if owner and owner_ns else []
     if kind == StoreKind.NETWORK_POLICY:  # a registry's policy: its CatalogSource keeps it
         catalog = body.labels(obj).get(CATALOG_SOURCE_LABEL)
         return [(WorkKind.CATALOG_SOURCE, namespace, catalog)] if catalog else []
