@@ -35,7 +35,13 @@ from olm.csv.operatorcondition import (
 from olm.csv.phase import Plan, World, decide, is_copy
 from olm.csv.refusals import annotations_refused, deployment_refused, resource_refused
 from olm.groups.serviceaccount import attenuated_user
-from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND, orphaned_apiservices
+from olm.install.apiservices import (
+    API_REGISTRATION,
+    APISERVICE_KIND,
+    legacy_removable,
+    legacy_resources,
+    orphaned_apiservices,
+)
 from olm.install.certresources import (
     KUBE_SYSTEM,
     cert_deployments,
@@ -141,6 +147,8 @@ class CsvController:
                 self.gateway.delete("apps/v1", "Deployment", meta["namespace"], orphan)
         if plan.resources or plan.delete_resources:
             plan = self._write_resources(csv, plan)
+            if any(obj.get("kind") == APISERVICE_KIND for obj in plan.resources):
+                self._delete_legacy(csv)
         if plan.apply:
             applying: int | None = None  # which Deployment was refused, if one was
             writer = self._writer(meta["namespace"])
@@ -215,6 +223,20 @@ class CsvController:
             log.debug("installing %s/%s: %s", meta["namespace"], meta["name"], exc)
             return resource_refused(self.world(csv), current, str(exc), exc.status)
         return plan
+
+    def _delete_legacy(self, csv: dict[str, Any]) -> None:
+        """After its APIServices are written: the objects older OLM releases named after them
+        and labelled as this CSV's are deleted, as OLM v0.38 does (olm.install.apiservices)."""
+        for api_version, kind, namespace, name in legacy_resources(csv):
+            try:
+                found = self.gateway.get(api_version, kind, namespace, name)
+                if legacy_removable(found, csv):
+                    log.info("deleting legacy %s %s/%s", kind, namespace, name)
+                    self.gateway.delete(api_version, kind, namespace, name)
+            except NotFound:
+                continue
+            except GatewayError as exc:  # no right to read or delete it: it stays
+                log.debug("legacy %s %s/%s not deleted: %s", kind, namespace, name, exc)
 
     def _event(self, csv: dict[str, Any], event_type: str, reason: str, message: str) -> None:
         record_event(self.gateway, csv, event_type, reason, message)

@@ -8,7 +8,7 @@ from typing import Any
 from olm.controllers.csv import CsvController
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store, StoreKind
-from olm.install.apiservices import orphaned_apiservices
+from olm.install.apiservices import legacy_removable, legacy_resources, orphaned_apiservices
 from olm.kube.fake import FakeGateway
 
 
@@ -50,3 +50,43 @@ def test_the_controller_deletes_the_orphans_of_a_csv_it_does_not_have() -> None:
     assert controller.reconcile("ns", "gone") is None
     names = {key[3] for key in fake.objects if key[1] == "APIService"}
     assert names == {"v1.e.example.org"}
+
+
+def hat_csv() -> dict[str, Any]:
+    return {
+        "metadata": {"name": "csv-hat-1", "namespace": "ns"},
+        "spec": {
+            "apiservicedefinitions": {
+                "owned": [
+                    {"group": "hats.example.org", "version": "v1alpha1", "deploymentName": "hat"}
+                ]
+            }
+        },
+    }
+
+
+def test_the_legacy_objects_of_an_owned_apiservice_are_named_after_it() -> None:
+    assert legacy_resources(hat_csv()) == [
+        ("v1", "Service", "ns", "v1alpha1-hats-example-org"),
+        ("v1", "Secret", "ns", "v1alpha1.hats.example.org-cert"),
+        ("rbac.authorization.k8s.io/v1", "Role", "ns", "v1alpha1.hats.example.org-cert"),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding", "ns", "v1alpha1.hats.example.org-cert"),
+        (
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRoleBinding",
+            None,
+            "v1alpha1.hats.example.org-system:auth-delegator",
+        ),
+        (
+            "rbac.authorization.k8s.io/v1",
+            "RoleBinding",
+            "kube-system",
+            "v1alpha1.hats.example.org-auth-reader",
+        ),
+    ]
+
+
+def test_only_legacy_objects_labelled_as_the_csvs_are_removed() -> None:
+    assert legacy_removable(owned("x", "csv-hat-1", "ns"), hat_csv())
+    assert not legacy_removable(owned("x", "csv-hat-0", "ns"), hat_csv())
+    assert not legacy_removable(apiservice("x"), hat_csv())
