@@ -27,10 +27,12 @@ from olm.controllers.events import record_event, refused_as_terminating
 from olm.controllers.queue import WorkKind, WorkQueue
 from olm.controllers.store import Store, StoreKind
 from olm.csv.operatorcondition import (
+    OPERATOR_CONDITION,
     condition_role,
     condition_role_binding,
     needs_apply,
     operator_condition,
+    synced_conditions,
 )
 from olm.csv.phase import Plan, World, decide, is_copy
 from olm.csv.refusals import annotations_refused, deployment_refused, resource_refused
@@ -409,6 +411,17 @@ class CsvController:
             self.gateway.apply(desired)
         if existing is None or not existing["metadata"].get("uid"):
             return  # its watch event wakes this CSV again
+        synced = synced_conditions(existing)
+        if synced is not None:  # what the operator reports, copied to status as OLM does
+            with contextlib.suppress(NotFound, Conflict):  # the watch brings the new one
+                self.gateway.patch_status(
+                    OPERATOR_CONDITION.api_version,
+                    OPERATOR_CONDITION.kind.value,
+                    meta["namespace"],
+                    meta["name"],
+                    {"conditions": synced},
+                    resource_version=existing["metadata"].get("resourceVersion"),
+                )
         for kind, obj in (
             (StoreKind.ROLE, condition_role(existing)),
             (StoreKind.ROLE_BINDING, condition_role_binding(existing)),
