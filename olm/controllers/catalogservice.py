@@ -61,11 +61,12 @@ BRIDGE_CHECK_SECONDS = 30.0
 SERVER_THREADS = 2
 
 
-def service_body(source: Mapping[str, Any], host_port: int) -> dict[str, Any]:
-    """The registry Service of a CatalogSource, bridged to olm-py's `host_port`."""
+def service_body(source: Mapping[str, Any], host_port: int | None) -> dict[str, Any]:
+    """The registry Service of a CatalogSource, bridged to olm-py's `host_port`; None: in
+    front of the catalog's registry pod (olm.catalogsource.registrypod), as OLM's."""
     meta = body.meta(source)
     name = str(meta.get("name", ""))
-    return {
+    service: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {
@@ -95,6 +96,10 @@ def service_body(source: Mapping[str, Any], host_port: int) -> dict[str, Any]:
             ]
         },
     }
+    if host_port is None:
+        service["metadata"].pop("annotations")
+        service["spec"]["selector"] = {CATALOG_SOURCE_LABEL: name}
+    return service
 
 
 @dataclass
@@ -147,15 +152,17 @@ class CatalogServices:
                 served.catalog = catalog
             return served
 
-    def ensure(self, source: Mapping[str, Any], catalog: Catalog) -> str | None:
+    def ensure(self, source: Mapping[str, Any], catalog: Catalog, pod: bool = False) -> str | None:
         """Serve `catalog` for `source` behind its registry Service: the Service's name, or
-        None when olm-py cannot be put behind a Service here (or writing it failed)."""
-        if not self._bridged():
+        None when olm-py cannot be put behind a Service here (or writing it failed). `pod`:
+        the catalog's registry pod serves it; the Service selects that pod instead."""
+        if not pod and not self._bridged():
             return None
         meta = body.meta(source)
         key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
-        served = self._server(key, catalog)
-        wanted = service_body(source, served.port)
+        if pod:
+            self.forget(key)  # served by its pod, not by olm-py
+        wanted = service_body(source, None if pod else self._server(key, catalog).port)
         name = wanted["metadata"]["name"]
         try:
             try:

@@ -58,7 +58,8 @@ class StoreKind(StrEnum):
     CONFIG_MAP = "configmap"  # metadata only
     API_SERVICE = "apiservice"
     CSV_API_SERVICE = "csvapiservice"  # APIServices labelled as owned by a CSV (olm.owner*)
-    NETWORK_POLICY = "networkpolicy"  # olm.managed: a catalog registry's policies
+    NETWORK_POLICY = "networkpolicy"
+    REGISTRY_POD = "registrypod"  # pods labelled olm.catalogSource: catalog registry pods  # olm.managed: a catalog registry's policies
 
 
 # The store kind each Kubernetes kind that olm-py reads from the store is cached under.

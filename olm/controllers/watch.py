@@ -25,6 +25,7 @@ import kopf
 
 from olm.api.body import key as body_key
 from olm.api.body import meta as body_meta
+from olm.api.catalogsource import CATALOG_SOURCE_LABEL
 from olm.api.kinds import Kind
 from olm.api.labels import MANAGED_VALUE, Label
 from olm.controllers import operator
@@ -131,6 +132,15 @@ WATCHED: tuple[Watched, ...] = (
         "v1",
         "apiservices",
         {Label.OWNER_KIND.value: Kind.CLUSTER_SERVICE_VERSION.value},
+    ),
+    # Catalog registry pods (olm.catalogsource.registrypod): labelled olm.catalogSource.
+    Watched(
+        StoreKind.REGISTRY_POD,
+        "",
+        "v1",
+        "pods",
+        {CATALOG_SOURCE_LABEL: kopf.PRESENT},
+        server_side=True,
     ),
     # The NetworkPolicies of catalog registries (olm.catalogsource.policies), olm.managed ones.
     Watched(

@@ -85,7 +85,7 @@ def core_keys(
         own = body.labels(obj)
         owner, owner_ns = own.get(Label.OWNER), own.get(Label.OWNER_NAMESPACE)
         return [(WorkKind.CSV, owner_ns, owner)] if owner and owner_ns else []
-    if kind == StoreKind.NETWORK_POLICY:  # a registry's policy: its CatalogSource keeps it
+    if kind in (StoreKind.NETWORK_POLICY, StoreKind.REGISTRY_POD):  # its CatalogSource keeps it
         catalog = body.labels(obj).get(CATALOG_SOURCE_LABEL)
         return [(WorkKind.CATALOG_SOURCE, namespace, catalog)] if catalog else []
     if kind == StoreKind.CSV:

@@ -23,7 +23,7 @@ barrier and on every resync. A work key is (WorkKind, namespace, name).
 | subscription | namespace, csv (its installed and current CSVs), operator, adoption |
 | installplan | installplan, namespace, operator, adoption |
 | catalogsource | catalogsource |
-| networkpolicy | catalogsource (the one named by its olm.catalogSource label) |
+| networkpolicy, registrypod | catalogsource (the one named by its olm.catalogSource label) |
 | csvapiservice | csv (the owner its olm.owner labels name, which may be gone) |
 | operator | operator |
 | service, secret, configmap, apiservice | operator, adoption |
@@ -127,6 +127,7 @@ WAKE_GRAPH: Mapping[StoreKind, Wakes] = {
     ),
     StoreKind.CATALOG_SOURCE: _wakes((core_keys,), W.CATALOG_SOURCE),
     StoreKind.NETWORK_POLICY: _wakes((core_keys,), W.CATALOG_SOURCE),
+    StoreKind.REGISTRY_POD: _wakes((core_keys,), W.CATALOG_SOURCE),
     StoreKind.CSV_API_SERVICE: _wakes((core_keys,), W.CSV),
     StoreKind.OPERATOR: _wakes((operator_keys,), W.OPERATOR),
     # Watched for the Operator controllers alone (olm.managed objects).

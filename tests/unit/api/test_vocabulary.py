@@ -123,6 +123,7 @@ def test_kopf_settings_write_nothing_and_need_no_peering() -> None:
         ("", "v1", "secrets"): "olm.managed=true",
         ("", "v1", "configmaps"): "olm.managed=true",
         ("networking.k8s.io", "v1", "networkpolicies"): "olm.managed=true",
+        ("", "v1", "pods"): "olm.catalogSource",  # catalog registry pods
     }
 
 
