@@ -28,6 +28,7 @@ from olm.api import body
 from olm.api.catalogsource import CATALOG_SOURCE_LABEL, REGISTRY_PORT, SourceType
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import MANAGED_VALUE, Label
+from olm.api.views import owner_reference
 
 CATALOG_SOURCE = KINDS[Kind.CATALOG_SOURCE]
 NETWORK_POLICY_API_VERSION = "networking.k8s.io/v1"
@@ -81,16 +82,7 @@ def _policy(source: Mapping[str, Any], suffix: str, spec: dict[str, Any]) -> dic
             "name": f"{name}{suffix}",
             "namespace": meta.get("namespace"),
             "labels": {Label.MANAGED.value: MANAGED_VALUE, CATALOG_SOURCE_LABEL: name},
-            "ownerReferences": [
-                {
-                    "apiVersion": CATALOG_SOURCE.api_version,
-                    "kind": CATALOG_SOURCE.kind.value,
-                    "name": name,
-                    "uid": meta.get("uid"),
-                    "controller": False,
-                    "blockOwnerDeletion": False,
-                }
-            ],
+            "ownerReferences": [owner_reference(source, kind=CATALOG_SOURCE)],
         },
         "spec": spec,
     }

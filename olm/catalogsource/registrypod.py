@@ -40,6 +40,7 @@ from olm.api.catalogsource import (
 )
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import MANAGED_VALUE, Label
+from olm.api.views import owner_reference
 from olm.catalogsource.policies import CONFIGMAP_RV_LABEL, registry_pod_labels
 
 CATALOG_SOURCE = KINDS[Kind.CATALOG_SOURCE]
@@ -54,18 +55,6 @@ SERVER_SUFFIX = "-configmap-server"
 READER_SUFFIX = "-configmap-reader"
 BINDING_SUFFIX = "-server-configmap-reader"
 RBAC_API = "rbac.authorization.k8s.io/v1"
-
-
-def _owner(source: Mapping[str, Any], controller: bool) -> dict[str, Any]:
-    meta = body.meta(source)
-    return {
-        "apiVersion": CATALOG_SOURCE.api_version,
-        "kind": CATALOG_SOURCE.kind.value,
-        "name": meta.get("name"),
-        "uid": meta.get("uid"),
-        "controller": controller,
-        "blockOwnerDeletion": False,
-    }
 
 
 def serves_configmap(source: Mapping[str, Any]) -> str | None:
@@ -158,7 +147,7 @@ def registry_pod(source: Mapping[str, Any], image: str) -> dict[str, Any] | None
             "namespace": body.namespace(source),
             "labels": labels,
             "annotations": annotations,
-            "ownerReferences": [_owner(source, controller=True)],
+            "ownerReferences": [owner_reference(source, controller=True, kind=CATALOG_SOURCE)],
         },
         "spec": spec,
     }
@@ -178,7 +167,7 @@ def registry_access(source: Mapping[str, Any]) -> list[dict[str, Any]]:
             "name": object_name,
             "namespace": namespace,
             "labels": dict(managed),
-            "ownerReferences": [_owner(source, controller=False)],
+            "ownerReferences": [owner_reference(source, kind=CATALOG_SOURCE)],
         }
 
     account = name + SERVER_SUFFIX

@@ -45,6 +45,7 @@ from olm.api.catalogsource import (
 )
 from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE, HOST_BRIDGE_ANNOTATION
 from olm.api.kinds import KINDS, Kind
+from olm.api.views import owner_reference
 from olm.catalog.model import Catalog
 from olm.installplan.objects import contains
 from olm.kube.errors import GatewayError, NotFound
@@ -74,16 +75,7 @@ def service_body(source: Mapping[str, Any], host_port: int | None) -> dict[str, 
             "namespace": meta.get("namespace"),
             "labels": {CATALOG_SOURCE_LABEL: name},
             "annotations": {HOST_BRIDGE_ANNOTATION: json.dumps({str(REGISTRY_PORT): host_port})},
-            "ownerReferences": [
-                {
-                    "apiVersion": CATALOG_SOURCE.api_version,
-                    "kind": CATALOG_SOURCE.kind.value,
-                    "name": name,
-                    "uid": meta.get("uid"),
-                    "controller": False,
-                    "blockOwnerDeletion": False,
-                }
-            ],
+            "ownerReferences": [owner_reference(source, kind=CATALOG_SOURCE)],
         },
         "spec": {
             "ports": [
