@@ -145,10 +145,15 @@ def _targets_may_change(group: Mapping[str, Any], namespace: str) -> bool:
 
 
 def resync_core_keys(store: StoreReader) -> list[WorkKey]:
-    """What a full resync wakes for the core controllers: each object of their kinds, and
-    each namespace that has Subscriptions."""
+    """What a full resync wakes for the core controllers: each object of their kinds, each
+    namespace that has Subscriptions, and the owner CSV named by an APIService's labels when
+    that CSV is gone (its controller deletes the orphan)."""
     keys: list[WorkKey] = [
         (work, namespace, name) for work, kind in RESYNCED for namespace, name in store.keys(kind)
     ]
     subscribed = {ns for ns, _ in store.keys(StoreKind.SUBSCRIPTION)}
-    return keys + [(WorkKind.NAMESPACE, "", ns) for ns in sorted(subscribed)]
+    keys += [(WorkKind.NAMESPACE, "", ns) for ns in sorted(subscribed)]
+    for apiservice in store.items(StoreKind.CSV_API_SERVICE):
+        owner = core_keys(StoreKind.CSV_API_SERVICE, apiservice, store)
+        keys += [key for key in owner if store.get(StoreKind.CSV, key[1], key[2]) is None]
+    return keys
