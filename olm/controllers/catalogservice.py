@@ -15,10 +15,14 @@ catalog's namespace:
 - with no selector and the local cluster's host-bridge annotation, which gives it an endpoint
   that relays to olm-py's port (docs/pod-network.md, "Host bridges").
 
+With registry pods on (olm.controllers.registrypods), a ConfigMap catalog's Service instead
+selects its registry pod (`olm.catalogSource: <name>`), with no annotation, anywhere; olm-py
+then serves nothing for it itself.
+
 Invariants:
 - only `olm run` on the host of a local cluster that offers host bridges serves (in a pod, or
   beside any other cluster, there is no way to put olm-py behind the Service: `ensure` returns
-  None and the CatalogSource has no registryService, as before);
+  None and the CatalogSource has no registryService, as before), registry pods aside;
 - one server per CatalogSource; a new catalog content swaps the index it answers from without
   a restart, so an address once written keeps answering; `forget` stops it;
 - the Service is written only when it differs from what it should be (one GET per read).

@@ -17,7 +17,9 @@ a stage, in the same reconcile), and goes through the stages in order until one 
    Services, ConfigMaps and Secrets get one to the CSV their step resolves, as OLM adds it),
    labelled `olm.managed=true` as OLM labels what its steps write: created when absent
    (Created); when present, updated with its live owners kept (Present), and not written at
-   all when it already has what the step sets. Then the plan is Complete.
+   all when it already has what the step sets. Then the plan is Complete. A step of a kind no
+   API server serves keeps the plan Installing with OLM's "retrying execution due to error:
+   api-server resource not found ..." for OLM's one-minute retry timeout, then fails it.
 
 Invariants: pure (reads only its arguments; the stages share one `_Pass` that only this call
 holds); a step already Present or Created is never run again; running a pass again over what
