@@ -36,6 +36,7 @@ from olm.controllers.operator import controllers as operator_controllers
 from olm.controllers.operatorgroup import OperatorGroupController
 from olm.controllers.packageserver import PackageIndex, Registration
 from olm.controllers.queue import WorkQueue
+from olm.controllers.registrypods import RegistryPods
 from olm.controllers.scope import controllers as scope_controllers
 from olm.controllers.store import Store, StoreKind
 from olm.controllers.subscription import SubscriptionController
@@ -96,6 +97,9 @@ class Operations:
     package_server_port: int = 0
     # --trusted-catalogs (docs/catalog-trust.md): None uses every CatalogSource, as OLM does.
     trusted_catalogs: CatalogTrust | None = None
+    # --registry-image (docs/catalogs.md, "Registry pods"): ConfigMap catalogs get OLM's
+    # registry pod, run with this olm-py image; None serves them in-process only.
+    registry_image: str | None = None
 
 
 class Controller(Protocol):
@@ -359,7 +363,15 @@ def run(
             CsvController(store, gateway, queue),
             OperatorGroupController(store, gateway, queue),
             CatalogSourceController(
-                store, gateway, queue, cache, services=catalog_services, trust=ops.trusted_catalogs
+                store,
+                gateway,
+                queue,
+                cache,
+                services=catalog_services,
+                trust=ops.trusted_catalogs,
+                pods=RegistryPods(store, gateway, ops.registry_image)
+                if ops.registry_image
+                else None,
             ),
             SubscriptionController(store, gateway, queue, cache, trust=ops.trusted_catalogs),
             InstallPlanController(store, gateway, queue, policy),

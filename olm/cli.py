@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import os
 import shlex
 import signal
 import sys
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from olm.catalog.cli import add_commands as add_catalog_commands
+from olm.configmapserver import add_command as add_configmap_server
 from olm.deploy.cli import add_commands as add_deploy_commands
 from olm.devcluster import tools
 from olm.devcluster.build import ensure_binaries
@@ -183,6 +185,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         package_server=not args.no_package_server,
         package_server_port=args.package_server_port,
         trusted_catalogs=parse_trust(args.trusted_catalogs),
+        registry_image=args.registry_image or None,
     )
     try:
         return run(
@@ -236,6 +239,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="use only the CatalogSources of these namespaces, of these kinds (image, address, "
         "configmap, joined with '+'; none: all; NS * is every namespace); repeatable; default: "
         "every CatalogSource, as OLM (docs/catalog-trust.md)",
+    )
+    run.add_argument(
+        "--registry-image",
+        default=os.environ.get("OLM_REGISTRY_IMAGE", ""),
+        metavar="IMAGE",
+        help="run OLM's registry pod for each ConfigMap catalog with this olm-py image "
+        "(`olm configmap-server`), its Service selecting the pod; default $OLM_REGISTRY_IMAGE, "
+        "or none: such catalogs are served in-process only (docs/catalogs.md)",
     )
     run.add_argument(
         "--leader-elect",
@@ -308,6 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_cmd_run)
     add_catalog_commands(commands)
+    add_configmap_server(commands)
     add_deploy_commands(commands)
     add_uninstall_commands(commands)
     add_rollback_commands(commands)

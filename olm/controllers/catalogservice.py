@@ -15,10 +15,14 @@ catalog's namespace:
 - with no selector and the local cluster's host-bridge annotation, which gives it an endpoint
   that relays to olm-py's port (docs/pod-network.md, "Host bridges").
 
+With registry pods on (olm.controllers.registrypods), a ConfigMap catalog's Service instead
+selects its registry pod (`olm.catalogSource: <name>`), with no annotation, anywhere; olm-py
+then serves nothing for it itself.
+
 Invariants:
 - only `olm run` on the host of a local cluster that offers host bridges serves (in a pod, or
   beside any other cluster, there is no way to put olm-py behind the Service: `ensure` returns
-  None and the CatalogSource has no registryService, as before);
+  None and the CatalogSource has no registryService, as before), registry pods aside;
 - one server per CatalogSource; a new catalog content swaps the index it answers from without
   a restart, so an address once written keeps answering; `forget` stops it;
 - the Service is written only when it differs from what it should be (one GET per read).
@@ -45,6 +49,7 @@ from olm.api.catalogsource import (
 )
 from olm.api.devbridge import ADVERTISEMENT_NAME, ADVERTISEMENT_NAMESPACE, HOST_BRIDGE_ANNOTATION
 from olm.api.kinds import KINDS, Kind
+from olm.api.views import owner_reference
 from olm.catalog.model import Catalog
 from olm.installplan.objects import contains
 from olm.kube.errors import GatewayError, NotFound
@@ -61,11 +66,12 @@ BRIDGE_CHECK_SECONDS = 30.0
 SERVER_THREADS = 2
 
 
-def service_body(source: Mapping[str, Any], host_port: int) -> dict[str, Any]:
-    """The registry Service of a CatalogSource, bridged to olm-py's `host_port`."""
+def service_body(source: Mapping[str, Any], host_port: int | None) -> dict[str, Any]:
+    """The registry Service of a CatalogSource, bridged to olm-py's `host_port`; None: in
+    front of the catalog's registry pod (olm.catalogsource.registrypod), as OLM's."""
     meta = body.meta(source)
     name = str(meta.get("name", ""))
-    return {
+    service: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {
@@ -73,16 +79,7 @@ def service_body(source: Mapping[str, Any], host_port: int) -> dict[str, Any]:
             "namespace": meta.get("namespace"),
             "labels": {CATALOG_SOURCE_LABEL: name},
             "annotations": {HOST_BRIDGE_ANNOTATION: json.dumps({str(REGISTRY_PORT): host_port})},
-            "ownerReferences": [
-                {
-                    "apiVersion": CATALOG_SOURCE.api_version,
-                    "kind": CATALOG_SOURCE.kind.value,
-                    "name": name,
-                    "uid": meta.get("uid"),
-                    "controller": False,
-                    "blockOwnerDeletion": False,
-                }
-            ],
+            "ownerReferences": [owner_reference(source, kind=CATALOG_SOURCE)],
         },
         "spec": {
             "ports": [
@@ -95,6 +92,10 @@ def service_body(source: Mapping[str, Any], host_port: int) -> dict[str, Any]:
             ]
         },
     }
+    if host_port is None:
+        service["metadata"].pop("annotations")
+        service["spec"]["selector"] = {CATALOG_SOURCE_LABEL: name}
+    return service
 
 
 @dataclass
@@ -147,15 +148,17 @@ class CatalogServices:
                 served.catalog = catalog
             return served
 
-    def ensure(self, source: Mapping[str, Any], catalog: Catalog) -> str | None:
+    def ensure(self, source: Mapping[str, Any], catalog: Catalog, pod: bool = False) -> str | None:
         """Serve `catalog` for `source` behind its registry Service: the Service's name, or
-        None when olm-py cannot be put behind a Service here (or writing it failed)."""
-        if not self._bridged():
+        None when olm-py cannot be put behind a Service here (or writing it failed). `pod`:
+        the catalog's registry pod serves it; the Service selects that pod instead."""
+        if not pod and not self._bridged():
             return None
         meta = body.meta(source)
         key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
-        served = self._server(key, catalog)
-        wanted = service_body(source, served.port)
+        if pod:
+            self.forget(key)  # served by its pod, not by olm-py
+        wanted = service_body(source, None if pod else self._server(key, catalog).port)
         name = wanted["metadata"]["name"]
         try:
             try:

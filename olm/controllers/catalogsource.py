@@ -11,6 +11,10 @@ snapshot -> `what_to_read` -> read (the only I/O: gRPC or a ConfigMap GET, error
   the pull secrets named in `spec.secrets`; no registry pod;
 ConfigMap and image catalogs are also served over gRPC behind a registry Service, as OLM's
 registry pods are, where olm-py can be put behind one (olm.controllers.catalogservice).
+With `olm run --registry-image`, a ConfigMap catalog also gets OLM's registry pod, run with
+olm-py's image (olm.catalogsource.registrypod, olm.controllers.registrypods), and its Service
+selects that pod. Such catalogs also get the two NetworkPolicies OLM keeps beside a registry, put back when
+deleted or edited (olm.catalogsource.policies, olm.controllers.catalogpolicies).
 Bundles known by image only are unpacked (olm.controllers.catalogimage) when the Subscription
 controller asks (`CatalogCache.unpack`), not when the catalog is read.
 Every change of a catalog's content wakes the resolution of the namespaces it serves.
@@ -34,6 +38,7 @@ from typing import Any
 
 import grpc
 
+from olm.api import body
 from olm.api.catalogsource import GLOBAL_CATALOG_NAMESPACE
 from olm.api.conditions import utc_now
 from olm.api.kinds import KINDS, Kind
@@ -57,9 +62,11 @@ from olm.catalogsource.source import (
 )
 from olm.catalogsource.trust import CatalogTrust, refusal
 from olm.controllers.catalogimage import ImageCatalogs, own_pull_secrets
+from olm.controllers.catalogpolicies import keep_policies
 from olm.controllers.catalogservice import CatalogServices
 from olm.controllers.events import record_event
 from olm.controllers.queue import WorkKind, WorkQueue
+from olm.controllers.registrypods import RegistryPods
 from olm.controllers.store import Store, StoreKind
 from olm.image.auth import secret_config
 from olm.kube.errors import Conflict, GatewayError, NotFound
@@ -216,6 +223,7 @@ class CatalogSourceController:
         reads: Reads | None = None,
         services: CatalogServices | None = None,
         trust: CatalogTrust | None = None,
+        pods: RegistryPods | None = None,
     ) -> None:
         self.store = store
         self.trust = trust  # None: every CatalogSource is used, as under OLM
@@ -226,6 +234,8 @@ class CatalogSourceController:
         self.images = images or ImageCatalogs()
         self.reads = reads or Reads()
         self.services = services
+        self.pods = pods  # None: no registry pods (olm-py serves its catalogs in-process)
+        self._said: set[str] = set()  # NetworkPolicy write failures already logged
         # Bundle images are unpacked when a Subscription needs them (not when the catalog is
         # read); an unpack that ends wakes the namespaces the catalog serves.
         self.images.on_unpacked = lambda key: self._wake(key[0])
@@ -311,16 +321,25 @@ class CatalogSourceController:
         live = source is not None and not source["metadata"].get("deletionTimestamp")
         untrusted = refusal(self.trust, source) if source is not None and live else None
         fetched = self.fetch(source) if source is not None and live and not untrusted else Fetched()
+        if source is not None and live and not untrusted:
+            keep_policies(self.store, self.gateway, source, self._said)
         if fetched is None:
             return self.reads.poll  # still reading: look again soon, the worker is free
         if fetched.catalog is not None:  # what is served now: unpacked bundles go there
             self.images.keep((namespace, name), fetched.catalog)
+        pod = False
+        if live and not untrusted and self.pods is not None and fetched.configmap is not None:
+            assert source is not None  # a ConfigMap catalog: its registry pod serves it
+            version = body.meta(fetched.configmap).get("resourceVersion")
+            if fetched.catalog is not None and version:
+                self.pods.ensure(source, str(version))
+                pod = True
         if live and fetched.catalog is not None and self.services is not None:
             assert source is not None
             if isinstance(what_to_read(source), ReadConfigMap | ReadImage) and servable(
                 fetched.catalog
             ):
-                service = self.services.ensure(source, fetched.catalog)
+                service = self.services.ensure(source, fetched.catalog, pod=pod)
                 fetched = dataclasses.replace(fetched, service=service)
         if not live or untrusted is not None:
             self.reads.forget((namespace, name))

@@ -27,15 +27,23 @@ from olm.controllers.events import record_event, refused_as_terminating
 from olm.controllers.queue import WorkKind, WorkQueue
 from olm.controllers.store import Store, StoreKind
 from olm.csv.operatorcondition import (
+    OPERATOR_CONDITION,
     condition_role,
     condition_role_binding,
     needs_apply,
     operator_condition,
+    synced_conditions,
 )
 from olm.csv.phase import Plan, World, decide, is_copy
 from olm.csv.refusals import annotations_refused, deployment_refused, resource_refused
 from olm.groups.serviceaccount import attenuated_user
-from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
+from olm.install.apiservices import (
+    API_REGISTRATION,
+    APISERVICE_KIND,
+    legacy_removable,
+    legacy_resources,
+    orphaned_apiservices,
+)
 from olm.install.certresources import (
     KUBE_SYSTEM,
     cert_deployments,
@@ -94,7 +102,13 @@ class CsvController:
 
     def reconcile(self, namespace: str, name: str) -> float | None:
         csv = self.store.get(StoreKind.CSV, namespace, name)
-        if csv is None:
+        if csv is None:  # gone: so are the APIServices still labelled as its own (OLM)
+            for orphan in orphaned_apiservices(
+                namespace, name, self.store.items(StoreKind.CSV_API_SERVICE)
+            ):
+                log.info("deleting APIService %s: its CSV %s/%s is gone", orphan, namespace, name)
+                with contextlib.suppress(NotFound):
+                    self.gateway.delete(API_REGISTRATION, APISERVICE_KIND, None, orphan)
             return None
         meta = csv["metadata"]
         if meta.get("deletionTimestamp"):
@@ -135,6 +149,8 @@ class CsvController:
                 self.gateway.delete("apps/v1", "Deployment", meta["namespace"], orphan)
         if plan.resources or plan.delete_resources:
             plan = self._write_resources(csv, plan)
+            if any(obj.get("kind") == APISERVICE_KIND for obj in plan.resources):
+                self._delete_legacy(csv)
         if plan.apply:
             applying: int | None = None  # which Deployment was refused, if one was
             writer = self._writer(meta["namespace"])
@@ -209,6 +225,20 @@ class CsvController:
             log.debug("installing %s/%s: %s", meta["namespace"], meta["name"], exc)
             return resource_refused(self.world(csv), current, str(exc), exc.status)
         return plan
+
+    def _delete_legacy(self, csv: dict[str, Any]) -> None:
+        """After its APIServices are written: the objects older OLM releases named after them
+        and labelled as this CSV's are deleted, as OLM v0.38 does (olm.install.apiservices)."""
+        for api_version, kind, namespace, name in legacy_resources(csv):
+            try:
+                found = self.gateway.get(api_version, kind, namespace, name)
+                if legacy_removable(found, csv):
+                    log.info("deleting legacy %s %s/%s", kind, namespace, name)
+                    self.gateway.delete(api_version, kind, namespace, name)
+            except NotFound:
+                continue
+            except GatewayError as exc:  # no right to read or delete it: it stays
+                log.debug("legacy %s %s/%s not deleted: %s", kind, namespace, name, exc)
 
     def _event(self, csv: dict[str, Any], event_type: str, reason: str, message: str) -> None:
         record_event(self.gateway, csv, event_type, reason, message)
@@ -381,6 +411,17 @@ class CsvController:
             self.gateway.apply(desired)
         if existing is None or not existing["metadata"].get("uid"):
             return  # its watch event wakes this CSV again
+        synced = synced_conditions(existing)
+        if synced is not None:  # what the operator reports, copied to status as OLM does
+            with contextlib.suppress(NotFound, Conflict):  # the watch brings the new one
+                self.gateway.patch_status(
+                    OPERATOR_CONDITION.api_version,
+                    OPERATOR_CONDITION.kind.value,
+                    meta["namespace"],
+                    meta["name"],
+                    {"conditions": synced},
+                    resource_version=existing["metadata"].get("resourceVersion"),
+                )
         for kind, obj in (
             (StoreKind.ROLE, condition_role(existing)),
             (StoreKind.ROLE_BINDING, condition_role_binding(existing)),

@@ -57,6 +57,9 @@ class StoreKind(StrEnum):
     SECRET = "secret"  # metadata only
     CONFIG_MAP = "configmap"  # metadata only
     API_SERVICE = "apiservice"
+    CSV_API_SERVICE = "csvapiservice"  # APIServices labelled as owned by a CSV (olm.owner*)
+    NETWORK_POLICY = "networkpolicy"
+    REGISTRY_POD = "registrypod"  # pods labelled olm.catalogSource: catalog registry pods  # olm.managed: a catalog registry's policies
 
 
 # The store kind each Kubernetes kind that olm-py reads from the store is cached under.
@@ -81,6 +84,7 @@ STORE_KIND_OF: dict[str, StoreKind] = {
     "Secret": StoreKind.SECRET,
     "ConfigMap": StoreKind.CONFIG_MAP,
     "APIService": StoreKind.API_SERVICE,
+    "NetworkPolicy": StoreKind.NETWORK_POLICY,
 }
 
 

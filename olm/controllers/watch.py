@@ -25,6 +25,8 @@ import kopf
 
 from olm.api.body import key as body_key
 from olm.api.body import meta as body_meta
+from olm.api.catalogsource import CATALOG_SOURCE_LABEL
+from olm.api.kinds import Kind
 from olm.api.labels import MANAGED_VALUE, Label
 from olm.controllers import operator
 from olm.controllers.queue import WorkQueue
@@ -112,8 +114,42 @@ WATCHED: tuple[Watched, ...] = (
             (StoreKind.SERVICE, "", "services"),
             (StoreKind.SECRET, "", "secrets"),
             (StoreKind.CONFIG_MAP, "", "configmaps"),
-            (StoreKind.API_SERVICE, "apiregistration.k8s.io", "apiservices"),
         )
+    ),
+    # APIServices: one watch of them all (a cluster has a few dozen), filtered here: the
+    # olm.managed ones for the Operator controllers, and those labelled as owned by a CSV, whose
+    # owner's controller deletes them once that CSV is gone (OLM's syncAPIService).
+    Watched(
+        StoreKind.API_SERVICE,
+        "apiregistration.k8s.io",
+        "v1",
+        "apiservices",
+        {Label.MANAGED.value: MANAGED_VALUE},
+    ),
+    Watched(
+        StoreKind.CSV_API_SERVICE,
+        "apiregistration.k8s.io",
+        "v1",
+        "apiservices",
+        {Label.OWNER_KIND.value: Kind.CLUSTER_SERVICE_VERSION.value},
+    ),
+    # Catalog registry pods (olm.catalogsource.registrypod): labelled olm.catalogSource.
+    Watched(
+        StoreKind.REGISTRY_POD,
+        "",
+        "v1",
+        "pods",
+        {CATALOG_SOURCE_LABEL: kopf.PRESENT},
+        server_side=True,
+    ),
+    # The NetworkPolicies of catalog registries (olm.catalogsource.policies), olm.managed ones.
+    Watched(
+        StoreKind.NETWORK_POLICY,
+        "networking.k8s.io",
+        "v1",
+        "networkpolicies",
+        {Label.MANAGED.value: MANAGED_VALUE},
+        server_side=True,
     ),
 )
 

@@ -151,9 +151,40 @@ def needs_apply(desired: dict[str, Any], existing: dict[str, Any] | None) -> boo
     return Label.MANAGED.value in labels and Label.MANAGED.value not in wanted
 
 
+def synced_conditions(condition: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """`status.conditions` once `spec.conditions` (what the operator reports) are copied in,
+    each with `observedGeneration` set to the object's generation, as OLM's OperatorCondition
+    controller keeps them; None when that changes nothing. A condition's
+    `lastTransitionTime` moves only when its status does."""
+    generation = body_meta(condition).get("generation")
+    spec = condition.get("spec") or {}
+    current = [dict(c) for c in (condition.get("status") or {}).get("conditions") or []]
+    changed = False
+    for reported in spec.get("conditions") or []:
+        if not isinstance(reported, dict) or not reported.get("type"):
+            continue
+        found = find_condition(current, reported["type"])
+        if (
+            found is not None
+            and found.get("status") == reported.get("status")
+            and found.get("observedGeneration") == generation
+        ):
+            continue
+        new = {**reported, "observedGeneration": generation}
+        if found is None:
+            current.append(new)
+        else:
+            if found.get("status") == reported.get("status"):
+                new["lastTransitionTime"] = found.get("lastTransitionTime")
+            current[current.index(found)] = new
+        changed = True
+    return current if changed else None
+
+
 def not_upgradeable(condition: dict[str, Any] | None) -> str | None:
-    """Why the OperatorCondition of a replaced CSV blocks its upgrade (OLM: an Upgradeable
-    override, else the reported condition, which must be current), or None."""
+    """Why the OperatorCondition of a replaced CSV blocks its upgrade, or None (OLM): an
+    Upgradeable override decides; otherwise the Upgradeable status condition (spec.conditions
+    synced in, `synced_conditions`) must be of the current generation and not False."""
     if condition is None:
         return None
 
@@ -167,22 +198,19 @@ def not_upgradeable(condition: dict[str, Any] | None) -> str | None:
             if override.get("status") == "False"
             else None
         )
-    reported = find((condition.get("spec") or {}).get("conditions") or []) or find(
-        (condition.get("status") or {}).get("conditions") or []
-    )
+    conditions = synced_conditions(condition)
+    if conditions is None:
+        conditions = (condition.get("status") or {}).get("conditions") or []
+    reported = find(conditions)
     if reported is None:
         return None
+    generation = body_meta(condition).get("generation")
+    if generation is not None and reported.get("observedGeneration") != generation:
+        return "the Upgradeable condition is stale (observedGeneration differs from generation)"
     if reported.get("status") == "False":
         return (
             reported.get("message")
             or reported.get("reason")
             or "the operator reported Upgradeable=False"
         )
-    generation = condition["metadata"].get("generation")
-    if (
-        reported.get("observedGeneration") is not None
-        and generation is not None
-        and reported["observedGeneration"] != generation
-    ):
-        return "the Upgradeable condition is stale (observedGeneration differs from generation)"
     return None

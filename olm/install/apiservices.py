@@ -29,6 +29,7 @@ from olm.install.certresources import (
     owned_apiservice_definitions,
     owned_by,
     owner_label_set,
+    secret_name,
     service_name,
 )
 from olm.install.certs import ServingMaterial
@@ -160,3 +161,41 @@ def unavailable(csv: dict[str, Any], apiservices: dict[str, dict[str, Any] | Non
         if not ok:
             return f"APIService {name} is not Available" + (f": {detail}" if detail else "")
     return None
+
+
+def orphaned_apiservices(namespace: str, name: str, apiservices: list[dict[str, Any]]) -> list[str]:
+    """The APIServices labelled as owned by ClusterServiceVersion `namespace/name`, which is
+    gone: OLM's syncAPIService deletes them (its owner's namespace or CSV is not found)."""
+    gone = {"metadata": {"name": name, "namespace": namespace}}
+    return sorted(body.name(a) for a in apiservices if owned_by(a, gone))
+
+
+KUBE_SYSTEM = "kube-system"
+RBAC_API = "rbac.authorization.k8s.io/v1"
+
+
+def legacy_resources(csv: dict[str, Any]) -> list[tuple[str, str, str | None, str]]:
+    """The objects older OLM releases made for each owned APIService under names taken from
+    the APIService's (`<version>.<group>`): OLM v0.38 deletes each one that is labelled as this
+    CSV's (`legacy_removable`) once it has written the APIService. Its Service is skipped when
+    its name is the one the CSV's current Service has."""
+    namespace = csv["metadata"]["namespace"]
+    refs: list[tuple[str, str, str | None, str]] = []
+    for desc in owned_apiservice_definitions(csv):
+        name = apiservice_name(desc)
+        service = name.replace(".", "-")
+        if service != service_name(desc.get("deploymentName", "")):
+            refs.append(("v1", "Service", namespace, service))
+        refs += [
+            ("v1", "Secret", namespace, secret_name(name)),
+            (RBAC_API, "Role", namespace, secret_name(name)),
+            (RBAC_API, "RoleBinding", namespace, secret_name(name)),
+            (RBAC_API, "ClusterRoleBinding", None, f"{name}-system:auth-delegator"),
+            (RBAC_API, "RoleBinding", KUBE_SYSTEM, f"{name}-auth-reader"),
+        ]
+    return refs
+
+
+def legacy_removable(obj: dict[str, Any], csv: dict[str, Any]) -> bool:
+    """Whether a legacy object found is this CSV's to delete: labelled as owned by it."""
+    return owned_by(obj, csv)

@@ -17,7 +17,9 @@ a stage, in the same reconcile), and goes through the stages in order until one 
    Services, ConfigMaps and Secrets get one to the CSV their step resolves, as OLM adds it),
    labelled `olm.managed=true` as OLM labels what its steps write: created when absent
    (Created); when present, updated with its live owners kept (Present), and not written at
-   all when it already has what the step sets. Then the plan is Complete.
+   all when it already has what the step sets. Then the plan is Complete. A step of a kind no
+   API server serves keeps the plan Installing with OLM's "retrying execution due to error:
+   api-server resource not found ..." for OLM's one-minute retry timeout, then fails it.
 
 Invariants: pure (reads only its arguments; the stages share one `_Pass` that only this call
 holds); a step already Present or Created is never run again; running a pass again over what
@@ -43,6 +45,7 @@ from olm.api.installplan import (
     StepStatus,
 )
 from olm.csv.status import parse_timestamp, timestamp
+from olm.installplan.attenuation import RETRYING_PREFIX
 from olm.installplan.crdsafety import crd_upgrade_problem
 from olm.installplan.handmade import NO_STEPS_MESSAGE
 from olm.installplan.objects import (
@@ -58,7 +61,15 @@ from olm.installplan.objects import (
 )
 from olm.installplan.partial import forbidden
 from olm.installplan.policy import refusal
-from olm.installplan.snapshot import Action, Plan, Snapshot, Verb, fail, step_error
+from olm.installplan.snapshot import (
+    Action,
+    Plan,
+    Snapshot,
+    Verb,
+    fail,
+    step_error,
+    unserved_message,
+)
 from olm.installplan.status import ATTENUATED_REF, set_condition
 from olm.installplan.stepref import CRD_KIND, CSV_KIND, step_manifest, step_ref
 from olm.installplan.steps import csv_owner
@@ -73,6 +84,10 @@ WAIT_FOR_OWNER_SECONDS = 0.5
 # A step's CSV owner that is neither created by the plan nor there: OLM retries the step for
 # about a minute before failing the plan; so does olm-py.
 OWNER_DEADLINE_SECONDS = 60.0
+# A step of a kind no API server serves: retried this often, for OLM's install plan retry
+# timeout (its --install-plan-retry-timeout, one minute by default), then the plan fails.
+UNSERVED_RETRY_SECONDS = 5.0
+RETRY_DEADLINE_SECONDS = 60.0
 
 
 @dataclass
@@ -289,7 +304,7 @@ def _others(work: _Pass) -> Plan:
         manifest = work.manifests[index]
         ref = step_ref(manifest)
         if ref in snapshot.unserved:
-            return work.fail(step_error(manifest, snapshot.unserved[ref]))
+            return _unserved(work, index)
         plan_name = str(body_meta(snapshot.plan).get("name") or "")
         body = generated_by(managed(resolve_owners(manifest, csv_uids)), plan_name)
         live = snapshot.objects.get(ref)
@@ -362,6 +377,25 @@ def _wait_for_owners(work: _Pass, csv_uids: Mapping[str, str]) -> Plan | None:
             f"within {OWNER_DEADLINE_SECONDS:.0f} s; create it, or delete this InstallPlan"
         )
     return work.wait(WAIT_FOR_OWNER_SECONDS)
+
+
+def _unserved(work: _Pass, index: int) -> Plan:
+    """A step of a kind no API server serves (yet: a CRD or an APIService may bring it): OLM
+    keeps the plan Installing, its message "retrying execution due to error: ..." with OLM's
+    sentence, and fails the plan with that sentence once it has retried for
+    `RETRY_DEADLINE_SECONDS`. A Warning Event says it when the message is new."""
+    message = unserved_message(work.entries[index], work.manifests[index])
+    if work.waited() > RETRY_DEADLINE_SECONDS:
+        return work.fail(message)
+    retrying = RETRYING_PREFIX + message
+    old = work.snapshot.plan.get("status") or {}
+    reason = InstallPlanReason.INSTALL_COMPONENT_FAILED.value
+    return Plan(
+        tuple(work.actions),
+        {**work.status, "message": retrying},
+        requeue_after=UNSERVED_RETRY_SECONDS,
+        event=None if old.get("message") == retrying else ("Warning", reason, message),
+    )
 
 
 def _complete(work: _Pass) -> Plan:

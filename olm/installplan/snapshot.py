@@ -87,3 +87,22 @@ def fail(
 def step_error(manifest: Mapping[str, Any], error: str) -> str:
     """The Failed message for a step the API server refused or olm-py would not write."""
     return f"error creating step {manifest.get('kind', '')} {step_ref(manifest)[3]}: {error}"
+
+
+def unserved_message(entry: Mapping[str, Any], manifest: Mapping[str, Any]) -> str:
+    """Why a step of a kind no API server here serves cannot be written: OLM's sentence (the
+    step resource's group/version and kind, as Go prints a GroupVersionKind), then the fix."""
+    resource = entry.get("resource") if isinstance(entry.get("resource"), Mapping) else {}
+    assert isinstance(resource, Mapping)
+    api_version = str(manifest.get("apiVersion", ""))
+    group, _, version = api_version.rpartition("/")
+    group = str(resource.get("group", group) or "")
+    version = str(resource.get("version", version) or "")
+    kind = str(resource.get("kind", "") or manifest.get("kind", ""))
+    name = str(resource.get("name", "") or step_ref(manifest)[3])
+    return (
+        f"api-server resource not found installing {kind} {name}: GroupVersionKind "
+        f"{group}/{version}, Kind={kind} not found on the cluster. No API server of this "
+        f"cluster serves that kind: install what provides it (a CRD or an APIService), or "
+        "remove the step's object from the bundle."
+    )

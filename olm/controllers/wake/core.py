@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from olm.api import body
+from olm.api.catalogsource import CATALOG_SOURCE_LABEL
 from olm.api.labels import Label
 from olm.controllers.queue import WorkKey, WorkKind
 from olm.controllers.store import StoreKind, StoreReader
@@ -80,6 +81,13 @@ def core_keys(
         return [(WorkKind.INSTALL_PLAN, namespace, name), (WorkKind.NAMESPACE, "", namespace)]
     if kind == StoreKind.CATALOG_SOURCE:
         return [(WorkKind.CATALOG_SOURCE, namespace, name)]
+    if kind == StoreKind.CSV_API_SERVICE:  # its owner CSV deletes it once it is gone
+        own = body.labels(obj)
+        owner, owner_ns = own.get(Label.OWNER), own.get(Label.OWNER_NAMESPACE)
+        return [(WorkKind.CSV, owner_ns, owner)] if owner and owner_ns else []
+    if kind in (StoreKind.NETWORK_POLICY, StoreKind.REGISTRY_POD):  # its CatalogSource keeps it
+        catalog = body.labels(obj).get(CATALOG_SOURCE_LABEL)
+        return [(WorkKind.CATALOG_SOURCE, namespace, catalog)] if catalog else []
     if kind == StoreKind.CSV:
         keys: list[WorkKey] = [(WorkKind.CSV, namespace, name), (WorkKind.NAMESPACE, "", namespace)]
         if not status_only:  # a group reads its CSVs' owned APIs, never their status
@@ -137,10 +145,15 @@ def _targets_may_change(group: Mapping[str, Any], namespace: str) -> bool:
 
 
 def resync_core_keys(store: StoreReader) -> list[WorkKey]:
-    """What a full resync wakes for the core controllers: each object of their kinds, and
-    each namespace that has Subscriptions."""
+    """What a full resync wakes for the core controllers: each object of their kinds, each
+    namespace that has Subscriptions, and the owner CSV named by an APIService's labels when
+    that CSV is gone (its controller deletes the orphan)."""
     keys: list[WorkKey] = [
         (work, namespace, name) for work, kind in RESYNCED for namespace, name in store.keys(kind)
     ]
     subscribed = {ns for ns, _ in store.keys(StoreKind.SUBSCRIPTION)}
-    return keys + [(WorkKind.NAMESPACE, "", ns) for ns in sorted(subscribed)]
+    keys += [(WorkKind.NAMESPACE, "", ns) for ns in sorted(subscribed)]
+    for apiservice in store.items(StoreKind.CSV_API_SERVICE):
+        owner = core_keys(StoreKind.CSV_API_SERVICE, apiservice, store)
+        keys += [key for key in owner if store.get(StoreKind.CSV, key[1], key[2]) is None]
+    return keys

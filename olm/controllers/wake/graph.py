@@ -23,6 +23,8 @@ barrier and on every resync. A work key is (WorkKind, namespace, name).
 | subscription | namespace, csv (its installed and current CSVs), operator, adoption |
 | installplan | installplan, namespace, operator, adoption |
 | catalogsource | catalogsource |
+| networkpolicy, registrypod | catalogsource (the one named by its olm.catalogSource label) |
+| csvapiservice | csv (the owner its olm.owner labels name, which may be gone) |
 | operator | operator |
 | service, secret, configmap, apiservice | operator, adoption |
 
@@ -124,6 +126,9 @@ WAKE_GRAPH: Mapping[StoreKind, Wakes] = {
         CORE_OPERATOR, W.INSTALL_PLAN, W.NAMESPACE, W.OPERATOR, W.ADOPTION
     ),
     StoreKind.CATALOG_SOURCE: _wakes((core_keys,), W.CATALOG_SOURCE),
+    StoreKind.NETWORK_POLICY: _wakes((core_keys,), W.CATALOG_SOURCE),
+    StoreKind.REGISTRY_POD: _wakes((core_keys,), W.CATALOG_SOURCE),
+    StoreKind.CSV_API_SERVICE: _wakes((core_keys,), W.CSV),
     StoreKind.OPERATOR: _wakes((operator_keys,), W.OPERATOR),
     # Watched for the Operator controllers alone (olm.managed objects).
     StoreKind.SERVICE: _wakes((operator_keys,), W.OPERATOR, W.ADOPTION),

@@ -111,8 +111,9 @@ def test_kopf_settings_write_nothing_and_need_no_peering() -> None:
     assert settings.peering.standalone is True
     assert settings.peering.mandatory is False
     assert settings.watching.server_timeout == 300
-    # The kinds watched only for Operator objects are filtered by the API server (OLM's caches
-    # keep only olm.managed=true ones); no other kind is.
+    # The kinds watched only for Operator objects, and catalog registries' NetworkPolicies, are
+    # filtered by the API server (OLM's caches keep only olm.managed=true ones); no other kind is
+    # (APIServices are all watched: a CSV's, olm.managed or not, go when it goes).
     filtered = {
         (selector.group, selector.version, selector.any_name): value
         for selector, value in settings.watching.label_selectors.items()
@@ -121,7 +122,8 @@ def test_kopf_settings_write_nothing_and_need_no_peering() -> None:
         ("", "v1", "services"): "olm.managed=true",
         ("", "v1", "secrets"): "olm.managed=true",
         ("", "v1", "configmaps"): "olm.managed=true",
-        ("apiregistration.k8s.io", "v1", "apiservices"): "olm.managed=true",
+        ("networking.k8s.io", "v1", "networkpolicies"): "olm.managed=true",
+        ("", "v1", "pods"): "olm.catalogSource",  # catalog registry pods
     }
 
 

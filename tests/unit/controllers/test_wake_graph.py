@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from olm.api.catalogsource import CATALOG_SOURCE_LABEL
 from olm.api.csv import CsvPhase, CsvReason
 from olm.api.installplan import InstallPlanPhase
 from olm.api.labels import Annotation, Label
@@ -93,6 +94,7 @@ def changes(kind: StoreKind) -> list[tuple[dict[str, Any], dict[str, Any] | None
         },
         {Label.OWNER: "og", Label.OWNER_NAMESPACE: NS, Label.OWNER_KIND: "OperatorGroup"},
         {OPGROUP_AGGREGATE_TO_PREFIX + "og": "true", OPERATOR_LABEL: ""},
+        {CATALOG_SOURCE_LABEL: "catalog"},  # a catalog registry's NetworkPolicy
     ]
     events: list[tuple[dict[str, Any], dict[str, Any] | None, bool]] = []
     for labels in labels_by_owner:
@@ -133,3 +135,16 @@ def test_a_change_wakes_exactly_the_work_kinds_its_entry_lists(kind: StoreKind) 
 
 def test_a_resync_wakes_controller_keys_only() -> None:
     assert {key[0] for key in resync_keys(world())} <= set(WorkKind)
+
+
+def test_a_resync_wakes_the_gone_owner_of_an_apiservice_so_it_is_collected() -> None:
+    store = world()
+    owners = {"olm.owner.kind": "ClusterServiceVersion", "olm.owner.namespace": NS}
+    gone = obj("", "v1.gone.example.org", "1", metadata={"labels": {**owners, "olm.owner": "gone"}})
+    store.upsert(StoreKind.CSV_API_SERVICE, gone)
+    store.upsert(StoreKind.CSV, obj(NS, "here", "1"))
+    kept = obj("", "v1.here.example.org", "1", metadata={"labels": {**owners, "olm.owner": "here"}})
+    store.upsert(StoreKind.CSV_API_SERVICE, kept)
+    keys = resync_keys(store)
+    assert (WorkKind.CSV, NS, "gone") in keys
+    assert keys.count((WorkKind.CSV, NS, "here")) == 1  # once, as a CSV of the store

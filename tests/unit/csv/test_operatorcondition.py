@@ -11,8 +11,10 @@ from olm.csv.operatorcondition import (
     condition_role,
     condition_role_binding,
     needs_apply,
+    not_upgradeable,
     operator_condition,
     service_accounts,
+    synced_conditions,
 )
 
 NS = "ns1"
@@ -178,3 +180,46 @@ def test_needs_apply(
     desired: dict[str, Any], existing: dict[str, Any] | None, expected: bool
 ) -> None:
     assert needs_apply(desired, existing) is expected
+
+
+def upgradeable(status: str, generation: int | None = None, when: str = "T1") -> dict[str, Any]:
+    cond = {"type": "Upgradeable", "status": status, "reason": "r", "message": "m"}
+    cond["lastTransitionTime"] = when
+    if generation is not None:
+        cond["observedGeneration"] = generation
+    return cond
+
+
+def condition_object(
+    generation: int,
+    spec: list[dict[str, Any]] | None = None,
+    status: list[dict[str, Any]] | None = None,
+    overrides: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "c", "namespace": "ns", "generation": generation},
+        "spec": {"conditions": spec or [], "overrides": overrides or []},
+        "status": {"conditions": status or []},
+    }
+
+
+def test_reported_conditions_are_synced_to_status_at_the_current_generation() -> None:
+    # The operator wrote the generation it had read, one behind the object's after its write.
+    obj = condition_object(3, spec=[upgradeable("True", 2, "T2")], status=[upgradeable("False", 2)])
+    assert synced_conditions(obj) == [upgradeable("True", 3, "T2")]
+    assert not_upgradeable(obj) is None
+    same = condition_object(3, spec=[upgradeable("True", 2, "T2")], status=[upgradeable("True", 2)])
+    assert synced_conditions(same) == [upgradeable("True", 3, "T1")]  # status unchanged: no move
+    synced = condition_object(3, spec=[upgradeable("True")], status=[upgradeable("True", 3)])
+    assert synced_conditions(synced) is None
+
+
+def test_a_status_condition_of_another_generation_blocks_until_overridden() -> None:
+    stale = condition_object(2, status=[upgradeable("True", 3)])
+    assert not_upgradeable(stale) is not None
+    stale["spec"]["overrides"] = [upgradeable("True")]
+    assert not_upgradeable(stale) is None
+
+
+def test_a_reported_false_blocks() -> None:
+    assert not_upgradeable(condition_object(1, spec=[upgradeable("False", 0)])) == "m"

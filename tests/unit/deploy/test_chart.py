@@ -338,6 +338,7 @@ def test_the_container_args_are_flags_olm_run_accepts(helm: Any) -> None:
         (),
         ("samplesCatalog=false", "logFormat=json", "logLevel=debug"),
         ("trustedCatalogs={*=image,olm}",),
+        ("registryPods=true",),
     ]:
         main = container(render(helm, *sets))
         args = build_parser().parse_args(main["args"])
@@ -367,6 +368,12 @@ def test_values_become_olm_run_flags(helm: Any, sets: tuple[str, ...], expect: s
     assert ("--no-samples" in args) == ("samplesCatalog=false" in sets)
     trusting = any(s.startswith("trustedCatalogs=") for s in sets)
     assert any(a.startswith("--trusted-catalogs") for a in args) == trusting, "off by default"
+    assert not any(a.startswith("--registry-image") for a in args), "off by default"
+
+
+def test_registry_pods_run_the_charts_own_image(helm: Any) -> None:
+    main = container(render(helm, "registryPods=true"))
+    assert f"--registry-image={main['image']}" in main["args"]
 
 
 @pytest.mark.parametrize(("copied", "disabled"), [("true", False), ("false", True)])

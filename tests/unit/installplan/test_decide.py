@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from olm.csv.status import timestamp
 from olm.installplan.decide import decide
 from olm.installplan.partial import interrupted
 from olm.installplan.snapshot import Action, Plan, Snapshot, Verb
@@ -439,16 +440,29 @@ def test_steps_already_done_are_not_run_again() -> None:
     assert plan.status is not None and plan.status["phase"] == "Complete"
 
 
-def test_an_unserved_kind_among_the_rest_fails_the_plan() -> None:
+def test_an_unserved_kind_among_the_rest_is_retried_for_a_minute_then_fails_the_plan() -> None:
     ip = install_plan(plan=entries(statuses=DONE))
+    ip["status"]["startTime"] = timestamp(NOW)
     steps = objects_of(ip)
     ref = step_ref(steps["Role"])
     csv = live(steps["ClusterServiceVersion"], uid="uid-old")
-    plan = decide(
-        snap(ip, established(steps["CustomResourceDefinition"]), csv, unserved={ref: "not served"})
+    world = (established(steps["CustomResourceDefinition"]), csv)
+    said = (
+        f"api-server resource not found installing Role {ref[3]}: GroupVersionKind "
+        "rbac.authorization.k8s.io/v1, Kind=Role not found on the cluster."
     )
+    plan = decide(snap(ip, *world, unserved={ref: "not served"}))
+    assert plan.status is not None and plan.status["phase"] == "Installing"
+    assert plan.status["message"].startswith("retrying execution due to error: " + said)
+    assert plan.requeue_after == 5.0 and plan.event is not None
+    ip["status"]["message"] = plan.status["message"]  # said once: no second Event
+    again = decide(snap(ip, *world, unserved={ref: "not served"}))
+    assert again.event is None
+    later = NOW + datetime.timedelta(seconds=61)
+    plan = decide(snap(ip, *world, unserved={ref: "not served"}, now=later))
     assert plan.status is not None and plan.status["phase"] == "Failed"
-    assert plan.status["message"].startswith("error creating step Role ")
+    assert plan.status["message"].startswith(said)
+    assert plan.status["conditions"][-1]["reason"] == "InstallComponentFailed"
 
 
 # ----- repeated passes write nothing ----------------------------------------------------------
