@@ -65,6 +65,7 @@ class Console:
 
 
 CONSOLE = web.AppKey("console", Console)
+SESSION = web.RequestKey("session", Session)
 
 
 def _console(request: web.Request) -> Console:
@@ -72,12 +73,11 @@ def _console(request: web.Request) -> Console:
 
 
 def _session(request: web.Request) -> Session:
-    session: Session = request["session"]
-    return session
+    return request[SESSION]
 
 
 def _page(request: web.Request, template: str, status: int = 200, **context: Any) -> web.Response:
-    session = request.get("session")
+    session = request.get(SESSION)
     html = views.page(
         template,
         session=session,
@@ -115,7 +115,13 @@ async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         response = await handler(request)
     except web.HTTPException as exc:
-        response = exc
+        _secure(request, exc)
+        raise
+    _secure(request, response)
+    return response
+
+
+def _secure(request: web.Request, response: web.StreamResponse) -> None:
     for name, value in HEADERS.items():
         if name == "Cache-Control" and request.path.startswith(("/static/", "/icons/")):
             response.headers[name] = "private, max-age=300"
@@ -124,7 +130,6 @@ async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
     icon_policy = response.headers.pop("X-Icon-Policy", None)
     if icon_policy:
         response.headers["Content-Security-Policy"] = icon_policy
-    return response
 
 
 @web.middleware
@@ -137,7 +142,7 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.method == "POST":
             return web.Response(text="sign in first", status=403)
         raise web.HTTPSeeOther("/login")
-    request["session"] = session
+    request[SESSION] = session
     if request.method == "POST":
         form = await request.post()
         if not same(str(form.get("csrf") or ""), session.csrf):
