@@ -45,6 +45,11 @@ kubectl-operator: venv
 browser: venv
 	@$(BIN)/python -m olm.devcluster.browser
 
+# Screenshots of every console page (docs/console/*.png), taken by the console's browser story
+# on a local cluster of its own (docs/console.md).
+console-screenshots: setup browser
+	OLM_CONSOLE_SCREENSHOTS=docs/console $(BIN)/pytest tests/e2e/test_console.py -k install_approve -q -p no:cacheprovider
+
 # OLM v0.38's own e2e suite (olm-e2e.test, Ginkgo), built once into the cache (docs/olm-e2e.md).
 olm-e2e-suite: venv
 	@$(BIN)/python -m olm.devcluster.olm_e2e build

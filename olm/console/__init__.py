@@ -2,8 +2,9 @@
 objects users see (PackageManifests, CSVs, Subscriptions, InstallPlans, Events).
 
 Layout: pure modules decide what a page shows (catalog, install, operands, operators, security,
-markdown, views); `read` and `server` are the thin I/O (the API with the user's own token, and
-aiohttp); `cli` adds the `olm console` command.
+markdown, views); `read` is the thin I/O of the API (with the user's own token); `server`
+(routes, sign-in, guards), `context` (what handlers share) and `pages` (the handlers) are the
+aiohttp layer; `cli` adds the `olm console` command.
 
 Invariants: every API call is made with the signed-in user's bearer token, never with olm-py's
 own credentials; no page shows an action that SelfSubjectAccessReview refuses; every POST

@@ -160,3 +160,32 @@ def events_about(events: Sequence[Obj], kind: str, name: str) -> list[EventView]
         )
         for e in sorted(found, key=last, reverse=True)
     ]
+
+
+@dataclass(frozen=True)
+class UninstallView:
+    """`olm uninstall-operator --dry-run`'s report, split into what goes and what stays."""
+
+    summary: str
+    goes: tuple[str, ...]
+    stays: tuple[str, ...]
+    other: tuple[str, ...]
+
+
+GOES = ("would delete", "deleted", "deletes", "gc ", "olm-py ")
+STAYS = ("kept", "left")
+
+
+def uninstall_view(lines: Sequence[str]) -> UninstallView:
+    """The report's lines by their first word (olm.uninstall.render's fixed prefixes)."""
+    goes: list[str] = []
+    stays: list[str] = []
+    other: list[str] = []
+    for line in lines[1:]:
+        if line.startswith(GOES):
+            goes.append(line)
+        elif line.startswith(STAYS):
+            stays.append(line)
+        else:
+            other.append(line)
+    return UninstallView(lines[0] if lines else "", tuple(goes), tuple(stays), tuple(other))

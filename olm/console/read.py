@@ -157,7 +157,7 @@ def uninstall_preview(gateway: Gateway, package: str, namespace: str) -> tuple[b
     snapshot = read_uninstall(gateway, package, namespace, None)
     remaining = remaining_of(gateway, snapshot.crds, candidate_crds(snapshot))
     plan = decide_uninstall(snapshot, remaining)
-    return plan.found, uninstall_lines(plan, dry_run=True)
+    return plan.found, uninstall_lines(plan, dry_run=True, with_next=False)
 
 
 def run_uninstall(gateway: Gateway, package: str, namespace: str) -> list[str]:

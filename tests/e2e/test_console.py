@@ -150,11 +150,19 @@ def test_install_approve_create_and_upgrade_from_the_console(
     assert page.locator("tr[data-operand=cache]").get_attribute("data-uid") == uid
     assert plane.get_json("memcached", "cache", "-n", namespace)["metadata"]["uid"] == uid
 
-    # Uninstall says what stays.
+    # Uninstall says what goes and what stays (the CRD, and so the Memcached), then does it.
     page.goto(f"{url}/uninstall/{namespace}/memcached-operator")
-    said = page.locator("#uninstall-plan").inner_text()
-    assert "memcacheds.cache.example.com" in said
+    assert f"ClusterServiceVersion {namespace}/{NEW}" in page.locator("pre.goes").inner_text()
+    assert (
+        "CustomResourceDefinition memcacheds.cache.example.com"
+        in page.locator("pre.stays").inner_text()
+    )
     screenshot(page, "uninstall")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#uninstall")
+    page.locator("text=Back to installed operators").wait_for()
+    assert plane.get_json("subscription.operators.coreos.com", "-n", namespace)["items"] == []
+    assert plane.get_json("memcached", "cache", "-n", namespace)["metadata"]["uid"] == uid
 
 
 READER_RULES = {

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from olm.api.csv import CsvReason
-from olm.console.operators import REASON_WORDS, events_about, installed, plans, words
+from olm.console.operators import (
+    REASON_WORDS,
+    events_about,
+    installed,
+    plans,
+    uninstall_view,
+    words,
+)
 
 
 def csv(name: str, namespace: str = "shop", **status: str) -> dict[str, Any]:
@@ -90,3 +97,21 @@ def test_events_about_one_object_newest_first() -> None:
     ]
     found = events_about(events, "ClusterServiceVersion", "a.v1")
     assert [(e.reason, e.count) for e in found] == [("New", 3), ("Old", 1)]
+
+
+def test_the_uninstall_report_splits_into_what_goes_and_what_stays() -> None:
+    report = uninstall_view(
+        [
+            "Uninstalling a from namespace shop; CRDs: keep (the default)",
+            "would delete Subscription shop/a",
+            "gc        Deployment shop/a (garbage collector would then remove it)",
+            "kept      CustomResourceDefinition as.example.com: cleanup policy keep",
+            "left      OperatorGroup shop/og: the namespace's",
+            "note      something",
+        ]
+    )
+    assert report.summary.startswith("Uninstalling a")
+    assert [line.split()[0] for line in report.goes] == ["would", "gc"]
+    assert [line.split()[0] for line in report.stays] == ["kept", "left"]
+    assert report.other == ("note      something",)
+    assert uninstall_view([]).summary == ""
