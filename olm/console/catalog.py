@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from olm.api import body
 
@@ -21,7 +22,8 @@ INSTALL_MODES = ("OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamesp
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # API bodies are plain dicts (JSON); `dict` is checked much faster than the Mapping ABC.
+    return value if isinstance(value, dict) else {}
 
 
 def _list(value: Any) -> list[Any]:
@@ -151,6 +153,17 @@ class Filters:
 
         return cls(get("q"), get("catalog"), get("provider"), get("capability"), get("mode"))
 
+    def as_query(self) -> str:
+        """These filters as a query string (for the links to other pages of results)."""
+        pairs = (
+            ("q", self.query),
+            ("catalog", self.catalog),
+            ("provider", self.provider),
+            ("capability", self.capability),
+            ("mode", self.install_mode),
+        )
+        return urlencode([(k, v) for k, v in pairs if v])
+
     def matches(self, item: Card) -> bool:
         if self.catalog and item.catalog != self.catalog:
             return False
@@ -188,6 +201,29 @@ def facets(cards: Sequence[Card]) -> Facets:
         _counted(c.capability for c in cards),
         _counted(m for c in cards for m in c.install_modes),
     )
+
+
+PAGE_SIZE = 60
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the filtered cards (numbered from 1), and where the others are."""
+
+    cards: tuple[Card, ...]
+    number: int
+    pages: int
+    matched: int
+
+
+def page_of(cards: Sequence[Card], requested: str | None, size: int = PAGE_SIZE) -> Page:
+    pages = max(1, -(-len(cards) // size))
+    try:
+        number = min(max(1, int(requested or 1)), pages)
+    except ValueError:
+        number = 1
+    start = (number - 1) * size
+    return Page(tuple(cards[start : start + size]), number, pages, len(cards))
 
 
 def browse(manifests: Iterable[Obj], filters: Filters) -> tuple[list[Card], Facets]:

@@ -9,6 +9,7 @@ the page, never worked around.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aiohttp import web
@@ -22,26 +23,26 @@ from olm.preview.render import FLAG_WORDS
 from olm.preview.render import lines as preview_lines
 from olm.uninstall.run import UninstallError
 
-CARDS_SHOWN = 300
-
-
 # ----- catalog ------------------------------------------------------------------------------
 
 
 async def catalog_page(request: web.Request) -> web.Response:
     session = session_of(request)
     gateway = console_of(request).gateway(session)
-    manifests = await call(read.package_manifests, gateway, session.namespace)
+    manifests = session.recall(("packagemanifests", session.namespace), time.monotonic())
+    if manifests is None:
+        manifests = await call(read.package_manifests, gateway, session.namespace)
+        session.remember(("packagemanifests", session.namespace), manifests, time.monotonic())
     filters = catalog.Filters.from_query(request.query)
     cards, facets = catalog.browse(manifests, filters)
     return respond(
         request,
         "catalog.html",
-        cards=cards,
+        page=catalog.page_of(cards, request.query.get("page")),
         facets=facets,
         filters=filters,
+        query=filters.as_query(),
         total=len(manifests),
-        shown=CARDS_SHOWN,
     )
 
 

@@ -8,6 +8,8 @@ Invariants:
 - Sessions expire (`SESSION_SECONDS` after sign-in) and are forgotten on sign-out.
 - The Content-Security-Policy allows scripts, styles and images from the console only: no
   inline script, no eval, no framing, no form posts elsewhere.
+- What a session remembers (access reviews 30 s, the catalog list 10 s) is that user's own
+  reads, never shared with another session.
 - Pure apart from the random numbers and the clock, both injectable for tests.
 """
 
@@ -19,10 +21,12 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 SESSION_COOKIE = "olm_console_session"
 LOGIN_COOKIE = "olm_console_login"
 SESSION_SECONDS = 8 * 3600
+LIST_SECONDS = 10.0
 ONE_TIME_SECONDS = 300
 
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -67,6 +71,16 @@ class Session:
     user: str
     expires: float
     allowed: dict[tuple[str, str, str, str], tuple[float, bool]] = field(default_factory=dict)
+    lists: dict[tuple[str, str], tuple[float, Any]] = field(default_factory=dict)
+
+    def remember(self, key: tuple[str, str], value: Any, now: float) -> None:
+        """Keep a list this user read (the catalog), for `LIST_SECONDS`: the next filter or
+        search of the same user does not read it again. Never shared between sessions."""
+        self.lists[key] = (now, value)
+
+    def recall(self, key: tuple[str, str], now: float) -> Any:
+        found = self.lists.get(key)
+        return found[1] if found and now - found[0] < LIST_SECONDS else None
 
     @property
     def fingerprint(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from olm.console.catalog import Filters, browse, card
+from olm.console.catalog import Filters, Page, browse, card, page_of
 
 
 def manifest(
@@ -100,3 +100,18 @@ def test_filters_from_a_query_string_are_trimmed_and_bounded() -> None:
         {"q": "  x ", "catalog": "c", "mode": "OwnNamespace", "provider": "p" * 300}
     )
     assert (f.query, f.catalog, f.install_mode, len(f.provider)) == ("x", "c", "OwnNamespace", 200)
+
+
+def test_cards_come_in_pages() -> None:
+    cards = [card(manifest(f"op-{i:03d}")) for i in range(130)]
+    first = page_of(cards, None)
+    assert (len(first.cards), first.number, first.pages, first.matched) == (60, 1, 3, 130)
+    last = page_of(cards, "3")
+    assert [c.name for c in last.cards] == [f"op-{i:03d}" for i in range(120, 130)]
+    assert page_of(cards, "99").number == 3 and page_of(cards, "x").number == 1
+    assert page_of([], "2") == Page((), 1, 1, 0)
+
+
+def test_filters_as_a_query_string_for_the_next_page() -> None:
+    assert Filters(query="a b", install_mode="OwnNamespace").as_query() == "q=a+b&mode=OwnNamespace"
+    assert Filters().as_query() == ""

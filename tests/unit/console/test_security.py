@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from olm.console.security import (
     CONTENT_SECURITY_POLICY,
+    LIST_SECONDS,
     ONE_TIME_SECONDS,
     SESSION_SECONDS,
     Sessions,
@@ -80,3 +81,13 @@ def test_access_reviews_and_their_memory() -> None:
     assert remembered(session, key, 0.0) is None
     session.allowed[key] = (0.0, True)
     assert remembered(session, key, 10.0) is True and remembered(session, key, 31.0) is None
+
+
+def test_a_session_remembers_its_own_lists_briefly() -> None:
+    sessions = Sessions()
+    _, mine = sessions.start("tok", "shop")
+    _, theirs = sessions.start("other", "shop")
+    mine.remember(("packagemanifests", "shop"), ["m"], 100.0)
+    assert mine.recall(("packagemanifests", "shop"), 105.0) == ["m"]
+    assert mine.recall(("packagemanifests", "shop"), 100.0 + LIST_SECONDS) is None
+    assert theirs.recall(("packagemanifests", "shop"), 105.0) is None
