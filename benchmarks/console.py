@@ -6,8 +6,9 @@ A ServiceAccount bound to cluster-admin signs in as a user would (its token past
 sign-in form). The samples' memcached-operator is subscribed with Manual approval in namespace
 `bench`, so the InstallPlan page (its upgrade preview) and the installed operator's page have
 something to show. For each page:
-- first view: a fresh session's first GET (a new sign-in: the user's gateway and access
-  reviews are made on that request), what a person waits for when opening the page;
+- first view: a fresh session's first GET (a new sign-in: the user's gateway, access reviews
+  and catalog list are made on that request), what a person waits for when opening the page;
+  the median of `FIRST_VIEWS` fresh sessions, and the slowest;
 - warm p50/p99: `CALLS` GETs of the same page afterwards (nearest rank);
 - size: the page's HTML in KB (the issue's bound: 200 KB; images and the one CSS and JS file
   are fetched apart and cached).
@@ -48,6 +49,7 @@ from olm.devcluster.ports import free_ports
 from olm.progress import Progress
 
 CALLS = 20
+FIRST_VIEWS = 5
 NAMESPACE = "bench"
 FIRST_VIEW_GOAL_MS = 300.0
 SIZE_GOAL_KB = 200.0
@@ -99,23 +101,29 @@ def _timed(call: Callable[[], bytes]) -> tuple[float, int]:
 def measure(url: str, token: str, pages: dict[str, str], progress: Progress) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for name, path in pages.items():
-        fresh = Browser(url)
-        fresh.sign_in(token)
+        firsts: list[float] = []
+        size = 0
+        for _ in range(FIRST_VIEWS):
+            fresh = Browser(url)
+            fresh.sign_in(token)
 
-        def view(fresh: Browser = fresh, path: str = path) -> bytes:
-            return fresh.get(path)
+            def view(fresh: Browser = fresh, path: str = path) -> bytes:
+                return fresh.get(path)
 
-        first, size = _timed(view)
+            first, size = _timed(view)
+            firsts.append(first)
         warm = [_timed(view)[0] for _ in range(CALLS)]
         results[name] = {
             "path": path,
-            "first_view_ms": round(first * 1000, 1),
+            "first_view_ms": round(1000 * sorted(firsts)[len(firsts) // 2], 1),
+            "first_view_max_ms": round(1000 * max(firsts), 1),
             "size_kb": round(size / 1024, 1),
             **{k: v for k, v in latency(warm).items() if k != "samples_ms"},
         }
         progress.say(
-            f"{name}: first view {results[name]['first_view_ms']} ms, warm p50 "
-            f"{results[name]['p50_ms']} ms, {results[name]['size_kb']} KB"
+            f"{name}: first view {results[name]['first_view_ms']} ms (max "
+            f"{results[name]['first_view_max_ms']}), warm p50 {results[name]['p50_ms']} ms, "
+            f"{results[name]['size_kb']} KB"
         )
     return results
 
@@ -178,6 +186,7 @@ def run(results_dir: Path, write: bool = True) -> dict[str, Any]:
         "benchmark": "console",
         "catalog": {"packages": PACKAGES, "bundles": PACKAGES * BUNDLES_PER_PACKAGE},
         "calls": CALLS,
+        "first_views": FIRST_VIEWS,
         "load_at_start": load(),
     }
     with tempfile.TemporaryDirectory(prefix="olm-bench-console-") as directory:
@@ -250,12 +259,13 @@ def _up(url: str) -> bool:
 def markdown(summary: dict[str, Any]) -> str:
     """The table docs/performance.md shows."""
     lines = [
-        "| page | first view | warm p50 | warm p99 | size |",
+        "| page | first view (median, max) | warm p50 | warm p99 | size |",
         "| --- | --- | --- | --- | --- |",
     ]
     for name, page in summary["pages"].items():
         lines.append(
-            f"| {name} (`{page['path']}`) | {page['first_view_ms']} ms | {page['p50_ms']} ms "
+            f"| {name} (`{page['path']}`) | {page['first_view_ms']} ms, "
+            f"{page.get('first_view_max_ms', '—')} ms | {page['p50_ms']} ms "
             f"| {page['p99_ms']} ms | {page['size_kb']} KB |"
         )
     return "\n".join(lines)

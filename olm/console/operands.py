@@ -1,9 +1,12 @@
 """Operands of an installed operator: the APIs its CSV owns, a starting object for the create
-form (from `alm-examples`, else built from the CRD's schema), the form's YAML checked, and
-the operand list's columns (`statusDescriptors`).
+form (from `alm-examples`, else built from the CRD's schema), the form's fields (from the
+API's `specDescriptors`, else the schema's scalar `spec` fields), the submitted YAML checked
+and the changed fields applied to it, and the operand list's columns (`statusDescriptors`).
 
 Invariants: pure; a submitted object is accepted only if it is one mapping of a kind the CSV
-owns, in the operator's namespace; every refusal is one sentence naming what to fix.
+owns, in the operator's namespace; a field is applied only when its value differs from the
+one the form was shown with (so an edit of the YAML alone is kept); every refusal is one
+sentence naming what to fix.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ class OwnedApi:
     display_name: str
     description: str
     status_fields: tuple[tuple[str, str], ...]  # (path, display name)
+    spec_fields: tuple[tuple[str, str, str], ...] = ()  # (path, display name, description)
 
     @property
     def api_version(self) -> str:
@@ -48,6 +52,15 @@ def owned_apis(csv: Mapping[str, Any]) -> list[OwnedApi]:
             for d in item.get("statusDescriptors") or []
             if isinstance(d, Mapping) and d.get("path")
         )
+        spec_fields = tuple(
+            (
+                str(d.get("path")),
+                str(d.get("displayName") or d.get("path")),
+                str(d.get("description") or ""),
+            )
+            for d in item.get("specDescriptors") or []
+            if isinstance(d, Mapping) and d.get("path")
+        )
         apis.append(
             OwnedApi(
                 crd=str(item["name"]),
@@ -57,6 +70,7 @@ def owned_apis(csv: Mapping[str, Any]) -> list[OwnedApi]:
                 display_name=str(item.get("displayName") or item.get("kind") or ""),
                 description=str(item.get("description") or ""),
                 status_fields=fields,
+                spec_fields=spec_fields,
             )
         )
     return apis
@@ -156,3 +170,125 @@ def field_at(obj: Mapping[str, Any], path: str) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value)
+
+
+SCALARS = ("integer", "number", "boolean", "string")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input of the generated form: a scalar under `spec`, at a dotted path."""
+
+    path: str
+    label: str
+    kind: str  # one of SCALARS
+    description: str
+    value: str
+
+
+def _spec_schema(crd: Mapping[str, Any] | None, version: str) -> Mapping[str, Any]:
+    for served in ((crd or {}).get("spec") or {}).get("versions") or []:
+        if served.get("name") == version:
+            root = (served.get("schema") or {}).get("openAPIV3Schema") or {}
+            spec = (root.get("properties") or {}).get("spec")
+            return spec if isinstance(spec, Mapping) else {}
+    return {}
+
+
+def _schema_at(schema: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+    for part in path.split("."):
+        schema = (schema.get("properties") or {}).get(part) or {}
+    return schema
+
+
+def _scalar_paths(schema: Mapping[str, Any], prefix: str = "", depth: int = 2) -> list[str]:
+    found: list[str] = []
+    for name, sub in sorted((schema.get("properties") or {}).items()):
+        if not isinstance(sub, Mapping):
+            continue
+        path = f"{prefix}{name}"
+        if sub.get("type") in SCALARS:
+            found.append(path)
+        elif sub.get("type") == "object" and depth > 1:
+            found.extend(_scalar_paths(sub, f"{path}.", depth - 1))
+    return found
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _get(obj: Mapping[str, Any], path: str) -> Any:
+    value: Any = obj.get("spec") or {}
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def form_fields(
+    api: OwnedApi, crd: Mapping[str, Any] | None, start: Mapping[str, Any]
+) -> list[Field]:
+    """The form's inputs: the API's specDescriptors (scalars the schema types), else every
+    scalar of the schema's `spec` (two levels deep), prefilled from `start`."""
+    schema = _spec_schema(crd, api.version)
+    described = [(p, label, about) for p, label, about in api.spec_fields]
+    if not described:
+        described = [(p, p, "") for p in _scalar_paths(schema)]
+    fields = []
+    for path, label, about in described:
+        typed = _schema_at(schema, path)
+        if schema and not typed:
+            continue  # a descriptor of a path the schema does not have
+        kind = str(typed.get("type") or "string")
+        if kind not in SCALARS:
+            continue
+        fields.append(
+            Field(
+                path,
+                label,
+                kind,
+                about or str(typed.get("description") or ""),
+                _text(_get(start, path)),
+            )
+        )
+    return fields
+
+
+def _typed(kind: str, text: str) -> tuple[Any, str]:
+    if kind == "integer":
+        try:
+            return int(text), ""
+        except ValueError:
+            return None, "a whole number"
+    if kind == "number":
+        try:
+            return float(text), ""
+        except ValueError:
+            return None, "a number"
+    if kind == "boolean":
+        return text == "true", ""
+    return text, ""
+
+
+def apply_fields(
+    obj: Obj, fields: Sequence[Field], submitted: Mapping[str, str], shown: Mapping[str, str]
+) -> str:
+    """Set in `obj["spec"]` each field whose submitted value differs from the one shown; ""
+    or why a value cannot be used."""
+    for field in fields:
+        value = submitted.get(field.path)
+        if value is None or value == shown.get(field.path, field.value):
+            continue
+        typed, wanted = _typed(field.kind, value.strip())
+        if wanted:
+            return f"{field.label}: write {wanted}"
+        target = obj.setdefault("spec", {})
+        parts = field.path.split(".")
+        for part in parts[:-1]:
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):
+                return f"{field.label}: the YAML has no object at {part}"
+        target[parts[-1]] = typed
+    return ""

@@ -10,6 +10,7 @@ the page, never worked around.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
@@ -300,41 +301,44 @@ async def operand_form(request: web.Request) -> web.Response:
         csv=name,
         namespace=namespace,
         text=operands.as_yaml(start),
+        fields=operands.form_fields(api, definition, start),
+        shown={},
         from_example=bool(operands.examples(csv)),
     )
 
 
 async def operand_post(request: web.Request) -> web.Response:
     gateway, csv, api, namespace, name = await _owned(request)
-    text = str((await request.post()).get("yaml") or "")
+    form = {k: str(v) for k, v in (await request.post()).items()}
+    text = form.get("yaml", "")
+    definition = await call(read.crd, gateway, api.crd)
+    fields = operands.form_fields(api, definition, {})
+    submitted = {k.removeprefix("field:"): v for k, v in form.items() if k.startswith("field:")}
+    shown = {k.removeprefix("shown:"): v for k, v in form.items() if k.startswith("shown:")}
     obj, problem = operands.parse_operand(text, operands.owned_apis(csv), namespace)
-    if obj is None:
-        return respond(
-            request,
-            "operand_new.html",
-            400,
-            api=api,
-            csv=name,
-            namespace=namespace,
-            text=text,
-            from_example=False,
-            error=problem,
-        )
-    try:
-        await call(read.create_all, gateway, [obj])
-    except GatewayError as exc:
-        return respond(
-            request,
-            "operand_new.html",
-            400,
-            api=api,
-            csv=name,
-            namespace=namespace,
-            text=text,
-            from_example=False,
-            error=refusal(exc),
-        )
-    raise web.HTTPSeeOther(f"/operators/{namespace}/{name}")
+    if obj is not None:
+        problem = operands.apply_fields(obj, fields, submitted, shown)
+    if obj is not None and not problem:
+        try:
+            await call(read.create_all, gateway, [obj])
+        except GatewayError as exc:
+            problem = refusal(exc)
+        else:
+            raise web.HTTPSeeOther(f"/operators/{namespace}/{name}")
+    again = [replace(f, value=submitted.get(f.path, f.value)) for f in fields]
+    return respond(
+        request,
+        "operand_new.html",
+        400,
+        api=api,
+        csv=name,
+        namespace=namespace,
+        text=text,
+        fields=again,
+        shown=shown,
+        from_example=False,
+        error=problem,
+    )
 
 
 # ----- uninstall ----------------------------------------------------------------------------

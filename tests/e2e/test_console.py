@@ -119,21 +119,21 @@ def test_install_approve_create_and_upgrade_from_the_console(
     reload_until(page, f"tr[data-csv='{OLD}'] .phase", f"{OLD} Succeeded", text="Succeeded")
     screenshot(page, "installed")
 
-    # Create a Memcached from the form the operator's API prefills.
+    # Create a Memcached from the form the operator's API prefills: its name in the YAML, its
+    # size in the field generated from the CRD's schema.
     page.click(f"tr[data-csv='{OLD}'] a")
     page.click("a[data-create=Memcached]")
     text = page.locator("#yaml").input_value()
-    assert "kind: Memcached" in text and "size:" in text
-    page.fill(
-        "#yaml",
-        text.replace("name: example-memcached", "name: cache").replace("size: 0", "size: 1"),
-    )
+    assert "kind: Memcached" in text and "size: 0" in text
+    page.fill("#yaml", text.replace("name: example-memcached", "name: cache"))
+    page.fill("input[data-field=size]", "1")
     screenshot(page, "operand-form")
     page.click("#create")
     operand = page.locator("tr[data-operand=cache]")
     operand.wait_for()
     uid = operand.get_attribute("data-uid")
-    assert uid == plane.get_json("memcached", "cache", "-n", namespace)["metadata"]["uid"]
+    created = plane.get_json("memcached", "cache", "-n", namespace)
+    assert created["metadata"]["uid"] == uid and created["spec"] == {"size": 1}
     screenshot(page, "operator")
 
     # The upgrade to 0.0.2 waits for approval too: approve it from the page.

@@ -6,9 +6,11 @@ import json
 from typing import Any
 
 from olm.console.operands import (
+    apply_fields,
     as_yaml,
     examples,
     field_at,
+    form_fields,
     owned_apis,
     parse_operand,
     starting_object,
@@ -113,3 +115,36 @@ def test_status_fields_are_read_by_path() -> None:
     operand = {"status": {"nodes": ["a", "b"], "deep": {"ready": "yes"}}}
     assert field_at(operand, "nodes") == '["a", "b"]'
     assert field_at(operand, "deep.ready") == "yes" and field_at(operand, "missing.x") == ""
+
+
+def test_the_form_fields_come_from_the_schema_or_the_spec_descriptors() -> None:
+    (api,) = owned_apis(CSV)
+    start = starting_object(api, CSV, CRD, "shop")
+    fields = form_fields(api, CRD, start)
+    assert [(f.path, f.kind, f.value) for f in fields] == [
+        ("mode", "string", "fast"),
+        ("optional", "string", ""),
+        ("size", "integer", "1"),
+        ("tls", "boolean", "false"),
+    ]
+    described = dict(CSV["spec"]["customresourcedefinitions"]["owned"][0])
+    described["specDescriptors"] = [
+        {"path": "size", "displayName": "Size", "description": "How many pods"},
+        {"path": "nested", "displayName": "Not a scalar"},
+    ]
+    csv = {"spec": {"customresourcedefinitions": {"owned": [described]}}}
+    (api,) = owned_apis(csv)
+    (size,) = form_fields(api, CRD, start)
+    assert (size.label, size.description, size.value) == ("Size", "How many pods", "1")
+
+
+def test_only_changed_fields_are_applied() -> None:
+    (api,) = owned_apis(CSV)
+    start = starting_object(api, CSV, CRD, "shop")
+    fields = form_fields(api, CRD, start)
+    obj = {"spec": {"size": 5, "mode": "fast"}}
+    shown = {f.path: f.value for f in fields}
+    submitted = {**shown, "mode": "slow", "tls": "true"}
+    assert apply_fields(obj, fields, submitted, shown) == ""
+    assert obj["spec"] == {"size": 5, "mode": "slow", "tls": True}  # size kept from the YAML
+    assert apply_fields(obj, fields, {"size": "many"}, shown) == "size: write a whole number"
