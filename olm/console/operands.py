@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from olm.api import body
+
 Obj = dict[str, Any]
 
 
@@ -78,7 +80,7 @@ def owned_apis(csv: Mapping[str, Any]) -> list[OwnedApi]:
 
 def examples(csv: Mapping[str, Any]) -> list[Obj]:
     """The CSV's `alm-examples` (JSON list of objects); [] when absent or malformed."""
-    annotations = (csv.get("metadata") or {}).get("annotations") or {}
+    annotations = body.annotations(csv)
     text = annotations.get("alm-examples") or annotations.get("olm.examples")
     try:
         parsed = json.loads(text) if text else []

@@ -10,10 +10,12 @@ Invariant: idempotent; a machine that cannot install it gets one message saying 
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from olm.progress import QUIET, Progress
@@ -64,9 +66,25 @@ def ensure_chromium(progress: Progress = QUIET) -> Path:
     return found
 
 
-if __name__ == "__main__":
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m olm.devcluster.browser` (`make browser`): find or install Chromium, print
+    its path."""
+    parser = argparse.ArgumentParser(
+        prog="python -m olm.devcluster.browser",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Find Chromium ($OLM_CHROMIUM, else on PATH) or install Debian's package "
+        "with apt-get (as root), and print its path.",
+        epilog="Takes seconds when Chromium is there, a minute or two to install it.\nWrites "
+        "nothing of its own: apt-get installs the `chromium` package.",
+    )
+    parser.parse_args(argv)
     try:
         print(ensure_chromium(Progress()))
     except BrowserError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        sys.exit(1)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
