@@ -10,6 +10,8 @@ Invariants:
   inline script, no eval, no framing, no form posts elsewhere.
 - What a session remembers (access reviews 30 s, the catalog list 10 s) is that user's own
   reads, never shared with another session.
+- A name taken from a URL (namespace, object, kind) is a Kubernetes name or is refused, so
+  it cannot change the API path it is put in.
 - Pure apart from the random numbers and the clock, both injectable for tests.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -48,6 +51,15 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+
+
+_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?")
+
+
+def valid_name(value: str) -> bool:
+    """A namespace, object name or kind as the console's URLs carry them: nothing that could
+    change the API path it is put in (no "/", "?", "%", "..")."""
+    return bool(_NAME.fullmatch(value)) and ".." not in value
 
 
 def new_secret() -> str:

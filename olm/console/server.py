@@ -30,7 +30,14 @@ from olm.console.context import (
     session_of,
     set_cookie,
 )
-from olm.console.security import HEADERS, LOGIN_COOKIE, SESSION_COOKIE, new_secret, same
+from olm.console.security import (
+    HEADERS,
+    LOGIN_COOKIE,
+    SESSION_COOKIE,
+    new_secret,
+    same,
+    valid_name,
+)
 from olm.kube.bearer import token_gateway
 from olm.kube.errors import GatewayError
 
@@ -72,6 +79,8 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             return web.Response(text="sign in first", status=403)
         raise web.HTTPSeeOther("/login")
     request[SESSION] = session
+    if not all(valid_name(v) for v in request.match_info.values()):
+        return web.Response(text="not a Kubernetes object name", status=400)
     if request.method == "POST":
         form = await request.post()
         if not same(str(form.get("csrf") or ""), session.csrf):
@@ -129,6 +138,8 @@ async def login(request: web.Request) -> web.Response:
         )
     token = str(form.get("token") or "").strip()
     namespace = str(form.get("namespace") or console.default_namespace).strip()
+    if not valid_name(namespace):
+        namespace = console.default_namespace
     if not token:
         return respond(
             request,

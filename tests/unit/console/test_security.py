@@ -12,6 +12,7 @@ from olm.console.security import (
     cookie_attributes,
     remembered,
     same,
+    valid_name,
 )
 
 
@@ -91,3 +92,10 @@ def test_a_session_remembers_its_own_lists_briefly() -> None:
     assert mine.recall(("packagemanifests", "shop"), 105.0) == ["m"]
     assert mine.recall(("packagemanifests", "shop"), 100.0 + LIST_SECONDS) is None
     assert theirs.recall(("packagemanifests", "shop"), 105.0) is None
+
+
+def test_names_from_urls_are_kubernetes_names() -> None:
+    for good in ("shop", "memcached-operator.v0.0.1", "Memcached", "a"):
+        assert valid_name(good), good
+    for bad in ("", "..", "a/b", "a?watch=1", "a%2Fb", "-a", "a..b", "x" * 300):
+        assert not valid_name(bad), bad

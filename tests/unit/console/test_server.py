@@ -57,6 +57,8 @@ def test_forged_csrf_and_read_only_refuse_before_any_api_call() -> None:
         missing = await client.post("/plans/shop/p/approve", data={})
         for response in (forged, missing):
             assert response.status == 403 and "CSRF" in await response.text()
+        odd = await client.get("/operators/a..b/x")
+        assert odd.status == 400
         read_only = await client.post("/install", data={"csrf": session.csrf})
         assert read_only.status == 403 and "read-only" in await read_only.text()
         out = await client.post("/logout", data={"csrf": session.csrf}, allow_redirects=False)
