@@ -6,6 +6,10 @@ namespaces" goes into the `operators` namespace, whose OperatorGroup `global-ope
 targets every namespace. An OperatorGroup is created only when the namespace has none; one
 whose targets do not fit the package is said, not changed.
 
+olm-py's version policies (docs/beyond-olm.md) are annotations of the Subscription, as
+`kubectl annotate` would write them: `olm-py.io/auto-approve` (first, patch or minor, with
+Manual approval) and `olm-py.io/version-range`.
+
 Invariants: pure (form values and what the namespace holds in, a decision out); every problem is
 a sentence naming the field and the fix, and a decision with problems creates nothing.
 """
@@ -19,12 +23,16 @@ from typing import Any
 
 from olm.api import body
 from olm.api.kinds import KINDS, Kind
+from olm.api.versionpolicy import AUTO_APPROVE_ANNOTATION, VERSION_RANGE_ANNOTATION, AutoApprove
 from olm.console.catalog import Card
+from olm.resolution.versionrange import parse_version_range
 
 Obj = dict[str, Any]
 GLOBAL_NAMESPACE = "operators"
 GLOBAL_GROUP = "global-operators"
 APPROVALS = ("Automatic", "Manual")
+# olm-py's auto-approve sizes a person picks at install (`all` is what Automatic does).
+AUTO_APPROVALS = (AutoApprove.FIRST.value, AutoApprove.PATCH.value, AutoApprove.MINOR.value)
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -38,6 +46,8 @@ class InstallForm:
     namespace: str
     approval: str
     starting_csv: str = ""
+    auto_approve: str = ""  # olm-py.io/auto-approve on a Manual Subscription
+    version_range: str = ""  # olm-py.io/version-range
 
     @classmethod
     def from_post(cls, data: Mapping[str, str]) -> InstallForm:
@@ -53,6 +63,8 @@ class InstallForm:
             get("namespace"),
             get("approval") or "Automatic",
             get("starting_csv"),
+            get("auto_approve"),
+            get("version_range"),
         )
 
     @property
@@ -91,10 +103,21 @@ def subscription(form: InstallForm) -> Obj:
     }
     if form.starting_csv:
         spec["startingCSV"] = form.starting_csv
+    metadata: Obj = {"name": form.package, "namespace": form.target}
+    annotations = {
+        key: value
+        for key, value in (
+            (AUTO_APPROVE_ANNOTATION, form.auto_approve),
+            (VERSION_RANGE_ANNOTATION, form.version_range),
+        )
+        if value
+    }
+    if annotations:
+        metadata["annotations"] = annotations
     return {
         "apiVersion": info.api_version,
         "kind": info.kind.value,
-        "metadata": {"name": form.package, "namespace": form.target},
+        "metadata": metadata,
         "spec": spec,
     }
 
@@ -107,6 +130,15 @@ def _form_problems(form: InstallForm, package: Card) -> list[str]:
         problems.append(f"channel: {form.channel!r} is not a channel of {package.name} ({names})")
     if form.approval not in APPROVALS:
         problems.append(f"approval: choose {' or '.join(APPROVALS)}")
+    if form.auto_approve and form.auto_approve not in AUTO_APPROVALS:
+        problems.append(f"auto-approve: choose {', '.join(AUTO_APPROVALS)} or none")
+    elif form.auto_approve and form.approval != "Manual":
+        problems.append("auto-approve: olm-py approves plans by itself only under Manual approval")
+    if form.version_range:
+        try:
+            parse_version_range(form.version_range)
+        except ValueError as exc:
+            problems.append(f"version range: {exc} (e.g. >=0.0.1 <0.1.0)")
     if form.scope not in ("namespace", "all"):
         problems.append("scope: choose a namespace or all namespaces")
     elif form.scope == "namespace" and not _DNS_LABEL.match(form.namespace):

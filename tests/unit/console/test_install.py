@@ -86,3 +86,23 @@ def test_two_groups_or_a_taken_package_are_refused() -> None:
     assert any("already has Subscription mine" in p for p in taken.problems)
     narrow = decide(form(package="etcd", scope="all"), GLOBAL, [group("g", ["x"])], [])
     assert any("does not target all namespaces" in p for p in narrow.problems)
+
+
+def test_olm_py_version_policies_are_subscription_annotations() -> None:
+    decision = decide(form(auto_approve="patch", version_range=">=1.0.0 <2.0.0"), PACKAGE, [], [])
+    sub = decision.creates[-1]
+    assert sub["metadata"]["annotations"] == {
+        "olm-py.io/auto-approve": "patch",
+        "olm-py.io/version-range": ">=1.0.0 <2.0.0",
+    }
+    assert "annotations" not in decide(form(), PACKAGE, [], []).creates[-1]["metadata"]
+    cases = {
+        "auto-approve: choose first, patch, minor or none": form(auto_approve="always"),
+        "auto-approve: olm-py approves plans by itself only under Manual": form(
+            approval="Automatic", auto_approve="first"
+        ),
+        "version range: ": form(version_range=">=banana"),
+    }
+    for words, given in cases.items():
+        refused = decide(given, PACKAGE, [], [])
+        assert refused.creates == () and any(p.startswith(words) for p in refused.problems), words
