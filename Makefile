@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup venv binaries tools image release test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity kubectl-operator olm-e2e-suite olm-e2e olm-e2e-reference
+.PHONY: setup venv binaries tools image release test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity kubectl-operator olm-e2e-suite olm-e2e olm-e2e-reference browser console-screenshots
 
 setup: venv binaries
 
@@ -39,6 +39,16 @@ reference-olm: venv
 # tests that drive olm-py as OLM users do (docs/kubectl-operator.md).
 kubectl-operator: venv
 	@$(BIN)/python -m olm.devcluster.tools kubectl-operator
+
+# Debian's Chromium, the headless browser of the console's e2e tests and screenshots
+# (docs/console.md): found on PATH, else installed once with apt-get.
+browser: venv
+	@$(BIN)/python -m olm.devcluster.browser
+
+# Screenshots of every console page (docs/console/*.png), taken by the console's browser story
+# on a local cluster of its own (docs/console.md).
+console-screenshots: setup browser
+	OLM_CONSOLE_SCREENSHOTS=docs/console $(BIN)/pytest tests/e2e/test_console.py -k install_approve -q -p no:cacheprovider
 
 # OLM v0.38's own e2e suite (olm-e2e.test, Ginkgo), built once into the cache (docs/olm-e2e.md).
 olm-e2e-suite: venv
@@ -81,10 +91,10 @@ unit: venv
 integration: setup image reference-olm kubectl-operator
 	$(BIN)/pytest tests/integration -q
 
-e2e: setup kubectl-operator olm-e2e-suite
+e2e: setup kubectl-operator olm-e2e-suite browser
 	$(BIN)/pytest tests/e2e -q
 
-test: setup lint typecheck contracts image reference-olm kubectl-operator olm-e2e-suite
+test: setup lint typecheck contracts image reference-olm kubectl-operator olm-e2e-suite browser
 	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest tests -q
 
 # `make test` with one CPU burner per core beside it, as a loaded CI machine runs it

@@ -12,6 +12,7 @@ from typing import Any
 
 from benchmarks import (
     catalogs,
+    console,
     devcluster,
     faults,
     global_operators,
@@ -51,6 +52,7 @@ BENCHMARKS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "image_catalog": image_catalog.run,
     "reference_olm": reference_olm.run,
     "packagemanifests": packagemanifests.run,
+    "console": console.run,
 }
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from olm.catalog.cli import add_commands as add_catalog_commands
 from olm.configmapserver import add_command as add_configmap_server
+from olm.console.cli import add_commands as add_console_commands
 from olm.deploy.cli import add_commands as add_deploy_commands
 from olm.devcluster import tools
 from olm.devcluster.build import ensure_binaries
@@ -325,6 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_rollback_commands(commands)
     add_plan_commands(commands)
     add_explain_commands(commands)
+    add_console_commands(commands)
     dev = commands.add_parser("dev", help="the local Kubernetes control plane")
     dev.add_argument(
         "--state-dir", help="where the cluster keeps its state (default: ~/.local/state/olm-py/dev)"

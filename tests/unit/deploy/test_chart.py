@@ -456,3 +456,32 @@ def test_every_replica_serves_the_packagemanifest_api_unless_turned_off(helm: An
         "packageServer.enabled=false",
     ).stdout
     assert "--no-package-server" in off and "packageserver-service" not in off
+
+
+def test_the_console_value_adds_a_container_and_a_service(helm: Any) -> None:
+    assert not [o for o in render(helm) if o["metadata"]["name"] == "olm-py-console"]
+    objects = render(helm, "console.enabled=true", "console.readOnly=true", "console.port=9443")
+    pod = find(objects, "Deployment", "olm-py")["spec"]["template"]["spec"]
+    (console,) = [c for c in pod["containers"] if c["name"] == "console"]
+    args = build_parser().parse_args(console["args"])
+    assert (args.command, args.port, args.read_only, args.bind_address) == (
+        "console",
+        9443,
+        True,
+        "0.0.0.0",
+    )
+    assert console["securityContext"]["readOnlyRootFilesystem"] is True
+    service = find(objects, "Service", "olm-py-console")["spec"]
+    assert service["sessionAffinity"] == "ClientIP"
+    assert service["ports"] == [
+        {"name": "http", "port": 9443, "targetPort": "console", "protocol": "TCP"}
+    ]
+    helm(
+        "lint",
+        "--strict",
+        str(CHART),
+        "--set",
+        f"image.repository={IMAGE}",
+        "--set",
+        "console.enabled=true",
+    )
