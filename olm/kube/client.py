@@ -9,7 +9,12 @@ from pathlib import Path
 
 from kubernetes import client, config
 
+from olm import __version__
+
 DEFAULT_KUBECONFIG = "~/.kube/config"
+# What the API server's audit log and metrics name olm-py's requests by (kopf's watches say
+# `kopf/<version>`); the kubernetes client would otherwise say `OpenAPI-Generator/...`.
+USER_AGENT = f"olm-py/{__version__}"
 
 
 def source(kubeconfig: Path | str | None = None) -> str | None:
@@ -27,10 +32,13 @@ def api_client(kubeconfig: Path | str | None = None) -> client.ApiClient:
     """A client for the cluster, without touching the kubernetes package's global config."""
     path = source(kubeconfig)
     if path is not None:
-        return config.new_client_from_config(config_file=path)
-    configuration = client.Configuration()
-    config.load_incluster_config(client_configuration=configuration)
-    return client.ApiClient(configuration)
+        api = config.new_client_from_config(config_file=path)
+    else:
+        configuration = client.Configuration()
+        config.load_incluster_config(client_configuration=configuration)
+        api = client.ApiClient(configuration)
+    api.user_agent = USER_AGENT
+    return api
 
 
 def context_namespace(kubeconfig: Path | str | None = None) -> str | None:

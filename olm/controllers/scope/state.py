@@ -48,6 +48,8 @@ from olm.scope.rbac import ObjectRef, existing_scope_objects
 
 CSV = KINDS[Kind.CLUSTER_SERVICE_VERSION]
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
+# Copy writes in flight at once (the API server, not olm-py, should be the limit).
+COPY_WRITE_CONCURRENCY = 8
 OLM_CONFIG_DEBOUNCE_SECONDS = 1.0  # OLM waits 5 s; the condition settles after the copy writes
 
 
