@@ -81,7 +81,9 @@ def count(lines: list[str], since: datetime, until: datetime) -> Counter[tuple[s
         when = _when(entry)
         if when is None or not since <= when < until:
             continue
-        counted[(agent(str(entry.get("userAgent") or "")), str(entry.get("verb")), _resource(entry))] += 1
+        counted[
+            (agent(str(entry.get("userAgent") or "")), str(entry.get("verb")), _resource(entry))
+        ] += 1
     return counted
 
 

@@ -32,9 +32,7 @@ def olm_py_concurrency() -> int:
 
 def _tenants(gateway: Gateway) -> list[str]:
     return [
-        name
-        for _, name in gateway.list_keys("/api/v1/namespaces")
-        if name.startswith("tenant-")
+        name for _, name in gateway.list_keys("/api/v1/namespaces") if name.startswith("tenant-")
     ]
 
 
@@ -67,7 +65,9 @@ def measure(
         list(pool.map(write, jobs))
     seconds = time.monotonic() - started
     rate = len(jobs) / seconds if seconds > 0 else 0.0
-    progress.say(f"ceiling: {len(jobs)} copies in {seconds:.1f} s ({rate:.1f}/s, {workers} at once)")
+    progress.say(
+        f"ceiling: {len(jobs)} copies in {seconds:.1f} s ({rate:.1f}/s, {workers} at once)"
+    )
     return {
         "copies": len(jobs),
         "seconds": round(seconds, 1),

@@ -139,7 +139,9 @@ def _stop_olm_run(cluster: DevCluster) -> None:
             stop(record)
 
 
-def _round(cluster: DevCluster, progress: Progress, copies: bool, namespaces: int) -> dict[str, Any]:
+def _round(
+    cluster: DevCluster, progress: Progress, copies: bool, namespaces: int
+) -> dict[str, Any]:
     """Start `olm run`; wait until the 5 CSVs succeed and the copies are all there (or all
     gone); sample RSS meanwhile."""
     want = OPERATORS + (OPERATORS * (namespaces + _other_namespaces(cluster)) if copies else 0)
@@ -184,8 +186,13 @@ def _group_ready(cluster: DevCluster) -> bool:
     """`olm run` has synced: the global OperatorGroup's status names its namespaces."""
     try:
         out = cluster.kubectl(
-            "get", "operatorgroup", "global-operators", "-n", OPERATOR_NAMESPACE,
-            "-o", "jsonpath={.status.lastUpdated}",
+            "get",
+            "operatorgroup",
+            "global-operators",
+            "-n",
+            OPERATOR_NAMESPACE,
+            "-o",
+            "jsonpath={.status.lastUpdated}",
         )
     except ClusterError:
         return False
@@ -214,8 +221,13 @@ def _install_round(
         time.sleep(0.5)
     since = api_requests.now()
     started = time.monotonic()
-    items = [{**global_csv(i), "metadata": {**global_csv(i)["metadata"],
-              "namespace": OPERATOR_NAMESPACE}} for i in range(OPERATORS)]
+    items = [
+        {
+            **global_csv(i),
+            "metadata": {**global_csv(i)["metadata"], "namespace": OPERATOR_NAMESPACE},
+        }
+        for i in range(OPERATORS)
+    ]
     _apply(cluster, {"apiVersion": "v1", "kind": "List", "items": items})
     peak, succeeded_at, samples = 0.0, None, []
     while True:

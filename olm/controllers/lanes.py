@@ -54,9 +54,7 @@ class Lanes:
             lane
             for lane, waiting in enumerate(self._waiting)
             if waiting
-            and (
-                (limit := self.policy.limits[lane]) is None or self._in_flight[lane] < limit
-            )
+            and ((limit := self.policy.limits[lane]) is None or self._in_flight[lane] < limit)
         ]
 
     def pop(self) -> tuple[int, Hashable] | None:

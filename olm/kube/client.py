@@ -15,6 +15,7 @@ DEFAULT_KUBECONFIG = "~/.kube/config"
 # What the API server's audit log and metrics name olm-py's requests by (kopf's watches say
 # `kopf/<version>`); the kubernetes client would otherwise say `OpenAPI-Generator/...`.
 USER_AGENT = f"olm-py/{__version__}"
+CONNECTIONS = 16  # kept-alive connections to the API server (workers + copy writers + spare)
 
 
 def source(kubeconfig: Path | str | None = None) -> str | None:
@@ -31,12 +32,17 @@ def source(kubeconfig: Path | str | None = None) -> str | None:
 def api_client(kubeconfig: Path | str | None = None) -> client.ApiClient:
     """A client for the cluster, without touching the kubernetes package's global config."""
     path = source(kubeconfig)
+    configuration = client.Configuration()
     if path is not None:
-        api = config.new_client_from_config(config_file=path)
+        config.load_kube_config(config_file=path, client_configuration=configuration)
     else:
-        configuration = client.Configuration()
         config.load_incluster_config(client_configuration=configuration)
-        api = client.ApiClient(configuration)
+    # Workers and copy writers share the pool; a connection beyond it would be opened (a TLS
+    # handshake) and dropped for each request.
+    configuration.connection_pool_maxsize = max(
+        configuration.connection_pool_maxsize or 0, CONNECTIONS
+    )
+    api = client.ApiClient(configuration)
     api.user_agent = USER_AGENT
     return api
 

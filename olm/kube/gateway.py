@@ -185,13 +185,17 @@ class Gateway:
         name: str,
         status: dict[str, Any],
         resource_version: str | None = None,
-    ) -> None:
-        """Merge-patch the status subresource; with `resource_version`, refuse stale writes."""
+    ) -> dict[str, Any]:
+        """Merge-patch the status subresource; with `resource_version`, refuse stale writes.
+        Returns the object as written."""
         path = self._path(api_version, kind, namespace, name) + "/status"
         body: dict[str, Any] = {"status": status}
         if resource_version:
             body["metadata"] = {"resourceVersion": resource_version}
-        self._call("PATCH", path, body=body, content_type=MERGE_PATCH, query=self._manager())
+        result: dict[str, Any] = self._call(
+            "PATCH", path, body=body, content_type=MERGE_PATCH, query=self._manager()
+        )
+        return result
 
     def patch(
         self,
