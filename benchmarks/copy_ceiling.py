@@ -3,8 +3,10 @@ controller, no cache, no queue) creates a copy of each operator's CSV in every t
 and writes its status, as many writes at once as olm-py's copy writer allows. olm-py's copy
 rate is reported as a fraction of this rate (benchmarks/global_operators.py, round "ceiling").
 
-The copies are named `ceiling-<i>.v1.0.0` (labelled `olm-py.bench/ceiling`), so they never
-collide with olm-py's own; `olm run` is stopped while they are written.
+The copies are named `ceiling-<r>-<i>.v1.0.0` (labelled `olm-py.bench/ceiling`), so they
+never collide with olm-py's own; `olm run` is stopped while they are written. The pass runs
+`repeats` times (fresh names each time) and the best rate is the ceiling: on a shared machine a
+single pass swings with the load.
 """
 
 from __future__ import annotations
@@ -36,25 +38,22 @@ def _tenants(gateway: Gateway) -> list[str]:
     ]
 
 
-def measure(
-    cluster: DevCluster, operators: int, progress: Progress, workers: int
-) -> dict[str, Any]:
-    """Write `operators` x tenants copies (create + status write each) at `workers` at once."""
-    gateway = Gateway(api_client(cluster.kubeconfig_path))
-    tenants = _tenants(gateway)
+def _pass(
+    gateway: Gateway, tenants: list[str], operators: int, repeat: int, workers: int
+) -> tuple[int, float]:
     protos = []
     for index in range(operators):
         original = gateway.get(
             CSV_API_VERSION, "ClusterServiceVersion", "operators", f"global-{index}.v1.0.0"
         )
-        original["metadata"]["name"] = f"ceiling-{index}.v1.0.0"
+        original["metadata"]["name"] = f"ceiling-{repeat}-{index}.v1.0.0"
         protos.append(copy_prototype(original))
 
     def write(job: tuple[int, str]) -> None:
         proto, namespace = protos[job[0]], job[1]
         body = proto.body(namespace)
         body["metadata"]["labels"][LABEL] = "true"
-        gateway.create(body)
+        gateway.apply(body)
         gateway.patch_status(
             CSV_API_VERSION, "ClusterServiceVersion", namespace, proto.name, dict(proto.status)
         )
@@ -63,15 +62,27 @@ def measure(
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(write, jobs))
-    seconds = time.monotonic() - started
-    rate = len(jobs) / seconds if seconds > 0 else 0.0
-    progress.say(
-        f"ceiling: {len(jobs)} copies in {seconds:.1f} s ({rate:.1f}/s, {workers} at once)"
-    )
+    return len(jobs), time.monotonic() - started
+
+
+def measure(
+    cluster: DevCluster, operators: int, progress: Progress, workers: int, repeats: int = 2
+) -> dict[str, Any]:
+    """Write `operators` x tenants copies (the same two requests olm-py makes for a new copy:
+    a server-side apply and a status write) at `workers` at once, `repeats` times."""
+    gateway = Gateway(api_client(cluster.kubeconfig_path))
+    tenants = _tenants(gateway)
+    rates = []
+    for repeat in range(repeats):
+        copies, seconds = _pass(gateway, tenants, operators, repeat, workers)
+        rates.append(copies / seconds if seconds > 0 else 0.0)
+        progress.say(
+            f"ceiling: {copies} copies in {seconds:.1f} s ({rates[-1]:.1f}/s, {workers} at once)"
+        )
     return {
-        "copies": len(jobs),
-        "seconds": round(seconds, 1),
-        "copies_per_second": round(rate, 1),
+        "copies": operators * len(tenants),
+        "copies_per_second": round(max(rates), 1),
+        "each_pass_per_second": [round(rate, 1) for rate in rates],
         "workers": workers,
         "requests_per_copy": 2,
     }
