@@ -376,9 +376,11 @@ def _pids(cluster: DevCluster, names: Sequence[str]) -> dict[str, int]:
 
 
 @contextmanager
-def olm_py_side(state: Path, progress: Progress) -> Iterator[Side]:
+def olm_py_side(
+    state: Path, progress: Progress, extra_args: dict[str, list[str]] | None = None
+) -> Iterator[Side]:
     cluster = DevCluster(state / "olm-py", binaries=ensure_binaries(), progress=progress)
-    cluster.up()
+    cluster.up(extra_args=extra_args)
     try:
         manifests.install(cluster)
         cluster.start_process("olm-run", [sys.executable, "-m", "olm.cli", "run"])
@@ -404,12 +406,14 @@ def _await_ports(progress: Progress) -> None:
 
 
 @contextmanager
-def reference_side(state: Path, progress: Progress) -> Iterator[Side]:
+def reference_side(
+    state: Path, progress: Progress, extra_args: dict[str, list[str]] | None = None
+) -> Iterator[Side]:
     cluster = DevCluster(state / "reference", progress=progress)
     for attempt in range(10):
         _await_ports(progress)
         try:
-            up_reference(cluster)
+            up_reference(cluster, extra_args=extra_args)
             break
         except ClusterError as exc:
             if "port" not in str(exc) or attempt == 9:
@@ -430,7 +434,7 @@ def reference_side(state: Path, progress: Progress) -> Iterator[Side]:
         cluster.down()
 
 
-SIDE_STARTERS: dict[str, Callable[[Path, Progress], Any]] = {
+SIDE_STARTERS: dict[str, Callable[..., Any]] = {
     OLM_PY: olm_py_side,
     REFERENCE: reference_side,
 }
