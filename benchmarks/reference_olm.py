@@ -33,6 +33,10 @@ the 5 AllNamespaces operators of the global-operators bench (`global_csv(0..4)`)
 read `Succeeded` and every namespace holds all 5 (5 x namespaces CSVs); RSS sampled meanwhile
 (peak), then for `SETTLE_SECONDS`, and read. `--only five-operators` runs just this step and
 merges it into the results of the last full run.
+
+Ten thousand namespaces (issue 28): `--only ten-thousand` runs benchmarks/ten_thousand.py's
+step on both sides (1 and 5 operators, copies off and on, what ran out when a side cannot
+finish); `python -m benchmarks.ten_thousand --plan` prints its dry plan.
 """
 
 from __future__ import annotations
@@ -101,7 +105,8 @@ FIVE_TIMEOUT = 1200.0  # per side: the real OLM may copy only at its resync (5 m
 PORTS_TIMEOUT = 1800.0  # waiting for another reference cluster (parity) to free :8080/:8443
 CSV_PATH = "/apis/operators.coreos.com/v1alpha1"
 FIVE_KEY = "five_operators"
-ONLY_STEPS = {"five-operators": FIVE_KEY}
+TEN_KEY = "ten_thousand"  # benchmarks/ten_thousand.py
+ONLY_STEPS = {"five-operators": FIVE_KEY, "ten-thousand": TEN_KEY}
 
 
 # ----- pure helpers ---------------------------------------------------------------------------
@@ -789,6 +794,24 @@ def run(
     return summary
 
 
+def run_ten_thousand(results_dir: Path) -> dict[str, Any]:
+    """Only the 10,000-namespace step (benchmarks/ten_thousand.py), on both sides; merged into
+    the last full run's results under `ten_thousand`."""
+    from benchmarks.ten_thousand import ten_thousand
+
+    progress = Progress()
+    phases: list[dict[str, Any]] = []
+    path = results_dir / "reference_olm.json"
+    previous = json.loads(path.read_text()) if path.exists() else {"benchmark": "reference_olm"}
+    with tempfile.TemporaryDirectory(prefix="olm-bench-ref-") as state:
+        step = _on_both_sides(
+            Path(state), progress, TEN_KEY, lambda s: ten_thousand(s, progress), phases
+        )
+    summary = merge_step(previous, TEN_KEY, step, phases)
+    path.write_text(json.dumps(summary, indent=2))
+    return summary
+
+
 def run_five_operators(results_dir: Path, write: bool = True) -> dict[str, Any]:
     """Only the five-operator step, on both sides; merged into the last full run's results."""
     progress = Progress()
@@ -874,6 +897,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.only == FIVE_KEY:
         summary = run_five_operators(RESULTS)
+    elif args.only == TEN_KEY:
+        summary = run_ten_thousand(RESULTS)
     elif args.quick:
         with tempfile.TemporaryDirectory() as out:
             summary = run(Path(out), repetitions=1, scale=(10,), five=False)
