@@ -794,36 +794,30 @@ def run(
     return summary
 
 
-def run_ten_thousand(results_dir: Path) -> dict[str, Any]:
-    """Only the 10,000-namespace step (benchmarks/ten_thousand.py), on both sides; merged into
-    the last full run's results under `ten_thousand`."""
-    from benchmarks.ten_thousand import ten_thousand
-
+def _only(results_dir: Path, key: str, body: Callable[[Side, Progress], Any]) -> dict[str, Any]:
+    """One step alone, on both sides, merged into the last full run's results under `key`."""
     progress = Progress()
     phases: list[dict[str, Any]] = []
     path = results_dir / "reference_olm.json"
     previous = json.loads(path.read_text()) if path.exists() else {"benchmark": "reference_olm"}
     with tempfile.TemporaryDirectory(prefix="olm-bench-ref-") as state:
-        step = _on_both_sides(
-            Path(state), progress, TEN_KEY, lambda s: ten_thousand(s, progress), phases
-        )
-    summary = merge_step(previous, TEN_KEY, step, phases)
-    path.write_text(json.dumps(summary, indent=2))
+        step = _on_both_sides(Path(state), progress, key, lambda s: body(s, progress), phases)
+    return merge_step(previous, key, step, phases)
+
+
+def run_ten_thousand(results_dir: Path) -> dict[str, Any]:
+    """Only the 10,000-namespace step (benchmarks/ten_thousand.py), on both sides."""
+    from benchmarks.ten_thousand import ten_thousand
+
+    summary = _only(results_dir, TEN_KEY, ten_thousand)
+    (results_dir / "reference_olm.json").write_text(json.dumps(summary, indent=2))
     return summary
 
 
 def run_five_operators(results_dir: Path, write: bool = True) -> dict[str, Any]:
     """Only the five-operator step, on both sides; merged into the last full run's results."""
-    progress = Progress()
-    phases: list[dict[str, Any]] = []
-    path = results_dir / "reference_olm.json"
-    previous = json.loads(path.read_text()) if path.exists() else {"benchmark": "reference_olm"}
-    with tempfile.TemporaryDirectory(prefix="olm-bench-ref-") as state:
-        step = _on_both_sides(
-            Path(state), progress, FIVE_KEY, lambda s: five_operators(s, progress), phases
-        )
-    summary = merge_step(previous, FIVE_KEY, step, phases)
-    summary["five_operators_row"] = five_operators_row(step)
+    summary = _only(results_dir, FIVE_KEY, five_operators)
+    summary["five_operators_row"] = five_operators_row(summary[FIVE_KEY])
     if write:
         _write(results_dir, summary)
     print(markdown({"timing_rows": [], "memory_rows": [], **summary}), file=sys.stderr)
