@@ -84,7 +84,9 @@ def _new_namespace(side: Side) -> None:
     )
 
 
-def stories(side: Side, log: Path, progress: Progress, namespaces: int, idle: float) -> dict:
+def stories(
+    side: Side, log: Path, progress: Progress, namespaces: int, idle: float
+) -> dict[str, Any]:
     side.kubectl("apply", "-f", str(SAMPLE / "crd.yaml"))
     side.kubectl(
         "wait", "--for=condition=Established", "crd/memcacheds.cache.example.com", "--timeout=60s"
