@@ -33,6 +33,10 @@ the 5 AllNamespaces operators of the global-operators bench (`global_csv(0..4)`)
 read `Succeeded` and every namespace holds all 5 (5 x namespaces CSVs); RSS sampled meanwhile
 (peak), then for `SETTLE_SECONDS`, and read. `--only five-operators` runs just this step and
 merges it into the results of the last full run.
+
+Ten thousand namespaces (issue 28): `--only ten-thousand` runs benchmarks/ten_thousand.py's
+step on both sides (1 and 5 operators, copies off and on, what ran out when a side cannot
+finish); `python -m benchmarks.ten_thousand --plan` prints its dry plan.
 """
 
 from __future__ import annotations
@@ -101,7 +105,8 @@ FIVE_TIMEOUT = 1200.0  # per side: the real OLM may copy only at its resync (5 m
 PORTS_TIMEOUT = 1800.0  # waiting for another reference cluster (parity) to free :8080/:8443
 CSV_PATH = "/apis/operators.coreos.com/v1alpha1"
 FIVE_KEY = "five_operators"
-ONLY_STEPS = {"five-operators": FIVE_KEY}
+TEN_KEY = "ten_thousand"  # benchmarks/ten_thousand.py
+ONLY_STEPS = {"five-operators": FIVE_KEY, "ten-thousand": TEN_KEY}
 
 
 # ----- pure helpers ---------------------------------------------------------------------------
@@ -376,9 +381,11 @@ def _pids(cluster: DevCluster, names: Sequence[str]) -> dict[str, int]:
 
 
 @contextmanager
-def olm_py_side(state: Path, progress: Progress) -> Iterator[Side]:
+def olm_py_side(
+    state: Path, progress: Progress, extra_args: dict[str, list[str]] | None = None
+) -> Iterator[Side]:
     cluster = DevCluster(state / "olm-py", binaries=ensure_binaries(), progress=progress)
-    cluster.up()
+    cluster.up(extra_args=extra_args)
     try:
         manifests.install(cluster)
         cluster.start_process("olm-run", [sys.executable, "-m", "olm.cli", "run"])
@@ -404,12 +411,14 @@ def _await_ports(progress: Progress) -> None:
 
 
 @contextmanager
-def reference_side(state: Path, progress: Progress) -> Iterator[Side]:
+def reference_side(
+    state: Path, progress: Progress, extra_args: dict[str, list[str]] | None = None
+) -> Iterator[Side]:
     cluster = DevCluster(state / "reference", progress=progress)
     for attempt in range(10):
         _await_ports(progress)
         try:
-            up_reference(cluster)
+            up_reference(cluster, extra_args=extra_args)
             break
         except ClusterError as exc:
             if "port" not in str(exc) or attempt == 9:
@@ -430,7 +439,7 @@ def reference_side(state: Path, progress: Progress) -> Iterator[Side]:
         cluster.down()
 
 
-SIDE_STARTERS: dict[str, Callable[[Path, Progress], Any]] = {
+SIDE_STARTERS: dict[str, Callable[..., Any]] = {
     OLM_PY: olm_py_side,
     REFERENCE: reference_side,
 }
@@ -785,18 +794,30 @@ def run(
     return summary
 
 
-def run_five_operators(results_dir: Path, write: bool = True) -> dict[str, Any]:
-    """Only the five-operator step, on both sides; merged into the last full run's results."""
+def _only(results_dir: Path, key: str, body: Callable[[Side, Progress], Any]) -> dict[str, Any]:
+    """One step alone, on both sides, merged into the last full run's results under `key`."""
     progress = Progress()
     phases: list[dict[str, Any]] = []
     path = results_dir / "reference_olm.json"
     previous = json.loads(path.read_text()) if path.exists() else {"benchmark": "reference_olm"}
     with tempfile.TemporaryDirectory(prefix="olm-bench-ref-") as state:
-        step = _on_both_sides(
-            Path(state), progress, FIVE_KEY, lambda s: five_operators(s, progress), phases
-        )
-    summary = merge_step(previous, FIVE_KEY, step, phases)
-    summary["five_operators_row"] = five_operators_row(step)
+        step = _on_both_sides(Path(state), progress, key, lambda s: body(s, progress), phases)
+    return merge_step(previous, key, step, phases)
+
+
+def run_ten_thousand(results_dir: Path) -> dict[str, Any]:
+    """Only the 10,000-namespace step (benchmarks/ten_thousand.py), on both sides."""
+    from benchmarks.ten_thousand import ten_thousand
+
+    summary = _only(results_dir, TEN_KEY, ten_thousand)
+    (results_dir / "reference_olm.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def run_five_operators(results_dir: Path, write: bool = True) -> dict[str, Any]:
+    """Only the five-operator step, on both sides; merged into the last full run's results."""
+    summary = _only(results_dir, FIVE_KEY, five_operators)
+    summary["five_operators_row"] = five_operators_row(summary[FIVE_KEY])
     if write:
         _write(results_dir, summary)
     print(markdown({"timing_rows": [], "memory_rows": [], **summary}), file=sys.stderr)
@@ -870,6 +891,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.only == FIVE_KEY:
         summary = run_five_operators(RESULTS)
+    elif args.only == TEN_KEY:
+        summary = run_ten_thousand(RESULTS)
     elif args.quick:
         with tempfile.TemporaryDirectory() as out:
             summary = run(Path(out), repetitions=1, scale=(10,), five=False)

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import (
+    api_economy,
     catalogs,
     console,
     devcluster,
     faults,
     global_operators,
     image_catalog,
+    memory_floor,
     olm_install,
     olm_operator,
     packagemanifests,
@@ -53,6 +55,9 @@ BENCHMARKS: dict[str, Callable[[Path], dict[str, Any]]] = {
     "reference_olm": reference_olm.run,
     "packagemanifests": packagemanifests.run,
     "console": console.run,
+    "memory_floor": memory_floor.run,
+    # Both sides (the real OLM too), 1,000 namespaces, 10 idle minutes.
+    "api_economy": lambda results: api_economy.run(results, reference_olm.SIDES, 1000, 600.0),
 }
 
 

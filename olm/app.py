@@ -355,7 +355,8 @@ def run(
     stop = stop or threading.Event()
     api = api_client(kubeconfig)
     gateway = Gateway(api)
-    store, queue, cache = Store(), WorkQueue(), CatalogCache()
+    # Bulk work (copies, copied RBAC, labels) leaves one worker to installs (queue.py lanes).
+    store, queue, cache = Store(), WorkQueue(bulk_limit=max(1, workers - 1)), CatalogCache()
     catalog_services = CatalogServices(gateway, in_pod())
     controllers: dict[str, Controller] = {
         c.kind: c

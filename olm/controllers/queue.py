@@ -10,6 +10,11 @@ Invariants:
   clock instead of sleeping.
 - olm-py's keys are `WorkKey`s, (controller kind, namespace, name); the queue itself takes any
   hashable key.
+- Installs first: a key waits in its kind's lane (`LANE_OF_KIND`): user-visible state of one
+  object (CSV phases, InstallPlans, resolution, groups, catalogs) before bulk fan-out (copied
+  CSVs, copied RBAC, labels, aggregates). With `bulk_limit`, at most that many bulk keys are
+  processed at once, so a worker is always left for an install; bulk work is never starved
+  (`olm.controllers.lanes`). Keys of one lane come out in the order they were added.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Hashable
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 from olm.api.backoff import exponential_backoff
+from olm.controllers.lanes import DEFAULT_BURST, LanePolicy, Lanes
 
 
 class WorkKind(StrEnum):
@@ -43,18 +49,49 @@ class WorkKind(StrEnum):
 WorkKey = tuple[str, str, str]  # (WorkKind, namespace or "", name)
 
 
+class Lane(IntEnum):
+    """The work queue's lanes, most urgent first."""
+
+    INSTALL = 0  # what a user waits for on one object: phases, plans, resolution, group status
+    BULK = 1  # fan-out over many namespaces or objects: copies, copied RBAC, labels, aggregates
+
+
+LANE_OF_KIND: dict[WorkKind, Lane] = {
+    WorkKind.CSV: Lane.INSTALL,
+    WorkKind.OPERATOR_GROUP: Lane.INSTALL,
+    WorkKind.CATALOG_SOURCE: Lane.INSTALL,
+    WorkKind.INSTALL_PLAN: Lane.INSTALL,
+    WorkKind.NAMESPACE: Lane.INSTALL,
+    WorkKind.SCOPE: Lane.BULK,
+    WorkKind.SCOPE_NAMESPACE: Lane.BULK,
+    WorkKind.SCOPE_GROUP: Lane.BULK,
+    WorkKind.OLM_CONFIG: Lane.BULK,
+    WorkKind.ADOPTION: Lane.BULK,
+    WorkKind.OPERATOR: Lane.BULK,
+}
+
+
+def lane_of(key: Hashable) -> Lane:
+    """A work key's lane by its kind; any other key is urgent."""
+    if isinstance(key, tuple) and key and key[0] in LANE_OF_KIND:
+        return LANE_OF_KIND[WorkKind(key[0])]
+    return Lane.INSTALL
+
+
 class WorkQueue:
     def __init__(
         self,
         base_delay: float = 0.05,
         max_delay: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
+        bulk_limit: int | None = None,
+        burst: int = DEFAULT_BURST,
     ) -> None:
         self._clock = clock
         self._lock = threading.Condition()
-        self._queue: list[Hashable] = []
+        self._lanes = Lanes(LanePolicy(limits=(None, bulk_limit), burst=burst))
         self._queued: set[Hashable] = set()
-        self._processing: set[Hashable] = set()
+        self._processing: dict[Hashable, int] = {}  # key -> its lane
         self._dirty: set[Hashable] = set()
         self._delayed: list[tuple[float, int, Hashable]] = []
         self._counter = itertools.count()
@@ -71,9 +108,12 @@ class WorkQueue:
                 self._dirty.add(key)
                 return
             if key not in self._queued:
-                self._queued.add(key)
-                self._queue.append(key)
+                self._enqueue(key)
                 self._lock.notify()
+
+    def _enqueue(self, key: Hashable) -> None:
+        self._queued.add(key)
+        self._lanes.push(lane_of(key), key)
 
     def add_after(self, key: Hashable, delay: float) -> None:
         if delay <= 0:
@@ -109,8 +149,7 @@ class WorkQueue:
             if key in self._processing:
                 self._dirty.add(key)
             elif key not in self._queued:
-                self._queued.add(key)
-                self._queue.append(key)
+                self._enqueue(key)
         return self._delayed[0][0] - now if self._delayed else None
 
     def get(self, timeout: float | None = None) -> Hashable | None:
@@ -121,10 +160,11 @@ class WorkQueue:
                 if self._closed:
                     return None
                 wait = self._promote_due()
-                if self._queue:
-                    key = self._queue.pop(0)
+                picked = self._lanes.pop()
+                if picked is not None:
+                    lane, key = picked
                     self._queued.discard(key)
-                    self._processing.add(key)
+                    self._processing[key] = lane
                     return key
                 if deadline is not None:
                     remaining = deadline - self._clock()
@@ -135,13 +175,15 @@ class WorkQueue:
 
     def done(self, key: Hashable) -> None:
         with self._lock:
-            self._processing.discard(key)
+            lane = self._processing.pop(key, None)
+            if lane is not None:
+                self._lanes.finished(lane)
             if key in self._dirty:
                 self._dirty.discard(key)
                 if key not in self._queued:
-                    self._queued.add(key)
-                    self._queue.append(key)
-                    self._lock.notify()
+                    self._enqueue(key)
+            # Workers may now take a key (re-added, or of a lane that was at its limit).
+            self._lock.notify_all()
 
     def close(self) -> None:
         with self._lock:
@@ -150,4 +192,4 @@ class WorkQueue:
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._queue) + len(self._delayed)
+            return len(self._lanes) + len(self._delayed)

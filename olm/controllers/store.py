@@ -24,7 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -98,12 +98,12 @@ class StoreReader(Protocol):
     def keys(self, kind: StoreKind, namespace: str | None = None) -> list[Key]: ...
 
 
-def _revision(obj: dict[str, Any]) -> int | None:
+def _revision(obj: Mapping[str, Any]) -> int | None:
     value = body.meta(obj).get("resourceVersion")
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
-def _older(candidate: dict[str, Any], current: dict[str, Any]) -> bool:
+def older(candidate: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
     """Whether `candidate` is an older version than `current` (see the module's invariants)."""
     new, old = _revision(candidate), _revision(current)
     return new is not None and old is not None and new < old
@@ -121,7 +121,7 @@ class Store:
         with self._lock:
             objects = self._objects.setdefault(kind, {})
             old = objects.get(key)
-            if old is None or not _older(obj, old):
+            if old is None or not older(obj, old):
                 objects[key] = obj
         return old
 

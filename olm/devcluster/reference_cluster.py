@@ -373,10 +373,12 @@ def up_reference(
     nodes: int = 2,
     api_port: int | None = None,
     timeout: float = START_TIMEOUT,
+    extra_args: dict[str, list[str]] | None = None,
 ) -> bool:
     """`olm dev up --reference-olm`: a local cluster prepared as OLM's chart does, running the
     real OLM. Idempotent: on a healthy reference cluster it only restarts what has stopped.
-    Returns False when the cluster was already up."""
+    `extra_args` adds flags per control-plane component (a benchmark's audit log). Returns
+    False when the cluster was already up."""
     progress = cluster.progress
     olm = ensure_reference_olm(progress)
     base = ensure_binaries(progress=progress)
@@ -395,7 +397,7 @@ def up_reference(
         progress.say(f"The local cluster is already up (state in {cluster.state_dir})")
     else:
         cluster.binaries = base
-        cluster.up(nodes=nodes, api_port=api_port)
+        cluster.up(nodes=nodes, api_port=api_port, extra_args=extra_args)
     try:
         _Starter(cluster, olm, base, progress, timeout).start()
     except BaseException as exc:

@@ -9,7 +9,13 @@ from pathlib import Path
 
 from kubernetes import client, config
 
+from olm import __version__
+
 DEFAULT_KUBECONFIG = "~/.kube/config"
+# What the API server's audit log and metrics name olm-py's requests by (kopf's watches say
+# `kopf/<version>`); the kubernetes client would otherwise say `OpenAPI-Generator/...`.
+USER_AGENT = f"olm-py/{__version__}"
+CONNECTIONS = 16  # kept-alive connections to the API server (workers + copy writers + spare)
 
 
 def source(kubeconfig: Path | str | None = None) -> str | None:
@@ -26,11 +32,19 @@ def source(kubeconfig: Path | str | None = None) -> str | None:
 def api_client(kubeconfig: Path | str | None = None) -> client.ApiClient:
     """A client for the cluster, without touching the kubernetes package's global config."""
     path = source(kubeconfig)
-    if path is not None:
-        return config.new_client_from_config(config_file=path)
     configuration = client.Configuration()
-    config.load_incluster_config(client_configuration=configuration)
-    return client.ApiClient(configuration)
+    if path is not None:
+        config.load_kube_config(config_file=path, client_configuration=configuration)
+    else:
+        config.load_incluster_config(client_configuration=configuration)
+    # Workers and copy writers share the pool; a connection beyond it would be opened (a TLS
+    # handshake) and dropped for each request.
+    configuration.connection_pool_maxsize = max(
+        configuration.connection_pool_maxsize or 0, CONNECTIONS
+    )
+    api = client.ApiClient(configuration)
+    api.user_agent = USER_AGENT
+    return api
 
 
 def context_namespace(kubeconfig: Path | str | None = None) -> str | None:

@@ -191,7 +191,7 @@ class FakeGateway:
         name: str,
         status: dict[str, Any],
         resource_version: str | None = None,
-    ) -> None:
+    ) -> dict[str, Any]:
         self._check("patch_status", kind, name)
         key = _key(api_version, kind, namespace, name)
         body = _wire({"status": status})
@@ -203,7 +203,7 @@ class FakeGateway:
             )
         updated = copy.deepcopy(live)
         updated["status"] = merge_patch(live.get("status"), body["status"])
-        self._store(key, live, updated, "patch_status", body)
+        return self._store(key, live, updated, "patch_status", body)
 
     def patch(
         self,

@@ -49,6 +49,10 @@ __all__ = [
 ]
 
 
+# A list answered as PartialObjectMetadataList (metadata only), else as the full list.
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+
 class Gateway:
     """`KubeGateway` over a kubernetes `ApiClient`."""
 
@@ -107,8 +111,9 @@ class Gateway:
         body: Any = None,
         content_type: str = "application/json",
         query: list[tuple[str, str]] | None = None,
+        accept: str = "application/json",
     ) -> Any:
-        header_params = {"Content-Type": content_type, "Accept": "application/json"}
+        header_params = {"Content-Type": content_type, "Accept": accept}
         if self.user:
             header_params["Impersonate-User"] = self.user
         method_, url, headers, _, _ = self.api.param_serialize(
@@ -185,13 +190,17 @@ class Gateway:
         name: str,
         status: dict[str, Any],
         resource_version: str | None = None,
-    ) -> None:
-        """Merge-patch the status subresource; with `resource_version`, refuse stale writes."""
+    ) -> dict[str, Any]:
+        """Merge-patch the status subresource; with `resource_version`, refuse stale writes.
+        Returns the object as written."""
         path = self._path(api_version, kind, namespace, name) + "/status"
         body: dict[str, Any] = {"status": status}
         if resource_version:
             body["metadata"] = {"resourceVersion": resource_version}
-        self._call("PATCH", path, body=body, content_type=MERGE_PATCH, query=self._manager())
+        result: dict[str, Any] = self._call(
+            "PATCH", path, body=body, content_type=MERGE_PATCH, query=self._manager()
+        )
+        return result
 
     def patch(
         self,
@@ -252,12 +261,14 @@ class Gateway:
         return [item["metadata"]["name"] for item in listing.get("items", [])]
 
     def list_keys(self, path: str, selector: str = "") -> list[tuple[str, str]]:
-        """(namespace or "", name) of every object at a list path (the relist of a cache)."""
+        """(namespace or "", name) of every object at a list path (the relist of a cache), read
+        as metadata only: a relist of thousands of copied CSVs is then kilobytes per hundred,
+        not their specs (a server that cannot answer so sends the full list)."""
         query = [("labelSelector", selector)] if selector else []
-        listing = self._call("GET", path, query=query)
-        return [
+        listing = self._call("GET", path, query=query, accept=METADATA_LIST)
+        return [  # an empty PartialObjectMetadataList has `items: null`
             (item["metadata"].get("namespace") or "", item["metadata"]["name"])
-            for item in listing.get("items", [])
+            for item in listing.get("items") or []
         ]
 
     def server_version(self) -> str:

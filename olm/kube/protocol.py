@@ -47,7 +47,7 @@ class KubeGateway(Protocol):
         name: str,
         status: dict[str, Any],
         resource_version: str | None = None,
-    ) -> None: ...
+    ) -> dict[str, Any]: ...
 
     def patch(
         self,

@@ -28,11 +28,12 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-
-import cel
+from typing import TYPE_CHECKING, Any
 
 from olm.catalog.semver import SemverError, parse_range, parse_tolerant, parse_version
+
+if TYPE_CHECKING:
+    import cel
 
 CONSTRAINT = "olm.constraint"
 # OLM's maxConstraintSize (2 << 16 bytes of the raw property value).
@@ -272,6 +273,10 @@ def semver_compare(first: Any, second: Any) -> int:
 
 @lru_cache(maxsize=1024)
 def _compiled(rule: str) -> cel.Program:
+    # Imported on first use: the CEL library brings its command line (prompt_toolkit, rich,
+    # typer; about 12 MiB resident) and few catalogs have a CEL constraint.
+    import cel
+
     return cel.compile(rule)
 
 
@@ -297,6 +302,8 @@ def validate(rule: str) -> None:
 
 
 def _run(program: cel.Program, properties: Sequence[Mapping[str, Any]]) -> Any:
+    import cel
+
     context = cel.Context(
         variables={
             "properties": [{"type": p.get("type"), "value": p.get("value")} for p in properties]

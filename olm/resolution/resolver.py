@@ -15,13 +15,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-from pysat.solvers import Solver
+from typing import TYPE_CHECKING
 
 from olm.catalog.semver import SemverError, parse_range
 from olm.resolution.constraints import Predicate
 from olm.resolution.model import GVK, Candidate, Decision, Installed, Source, Wanted
 from olm.resolution.versionrange import hold, restrict
+
+if TYPE_CHECKING:
+    from pysat.solvers import Solver
 
 Choice = Candidate | Installed
 
@@ -292,6 +294,9 @@ class Resolver:
             message = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
             decision.errors = {w.name: message for w in wanted}
             return decision
+        # Imported on first use: a cluster without Subscriptions never loads the SAT solver.
+        from pysat.solvers import Solver
+
         with Solver(name="g4") as solver:
             groups = self._build(solver, referenced)
             selectors = list(groups)

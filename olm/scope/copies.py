@@ -89,11 +89,15 @@ STATUS_DIGEST_KEY = "statusDigest"
 
 
 def status_digest(copy: Mapping[str, Any]) -> str | None:
-    """The digest of a copy's actual status: computed from a full object, kept by a cache entry
-    (`STATUS_DIGEST_KEY`); None when neither says."""
+    """The digest of a copy's actual status: computed from a full object (one without a status,
+    as a create leaves it, has an empty one), kept by a cache entry (`STATUS_DIGEST_KEY`); None
+    when neither says."""
     if STATUS_DIGEST_KEY in copy:
         return str(copy[STATUS_DIGEST_KEY])
-    return _digest(copy["status"]) if isinstance(copy.get("status"), Mapping) else None
+    status = copy.get("status")
+    if isinstance(status, Mapping):
+        return _digest(status)
+    return _digest({}) if "spec" in copy else None
 
 
 def status_edited(copy: Mapping[str, Any]) -> bool:
@@ -291,15 +295,13 @@ class CopyWrite:
     status: dict[str, Any] | None  # to write through the status subresource, None if in step
 
     def steps(self) -> list[tuple[str, dict[str, Any]]]:
-        """The writes, in order: ("apply", body) or ("status", status). The status hash is
-        recorded only after the status itself is written, so a failed status write is retried."""
+        """The writes, in order: ("apply", body) or ("status", status). A new copy is created
+        with both hashes (one request fewer) and then given its status: until that status is
+        written the copy has none, which `status_digest` reads as an empty one, not the one
+        its hash records, so a failed status write is retried. An existing copy's status hash
+        is recorded only after the status itself is written."""
         if self.create:
-            meta = self.body["metadata"]
-            annotations = {
-                k: v for k, v in meta["annotations"].items() if k != CopyAnnotation.STATUS_HASH
-            }
-            first = {**self.body, "metadata": {**meta, "annotations": annotations}}
-            return [("apply", first), ("status", self.status or {}), ("apply", self.body)]
+            return [("apply", self.body), ("status", self.status or {})]
         if self.status is not None:
             return [("status", self.status), ("apply", self.body)]
         return [("apply", self.body)]

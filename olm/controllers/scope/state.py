@@ -9,13 +9,17 @@ Invariants:
   the API server's "being terminated" refusal are not errors.
 - One Event per (CSV, reason, message) for the life of the process; the DisabledCopiedCSVs
   Event is looked up once per CSV, then remembered.
+- A pass applies its RBAC before its copies; up to `COPY_WRITE_CONCURRENCY` copies are written
+  at once (the API server, not olm-py, is then the limit), one copy's requests in order, each
+  response written through to the cache (no read before a write).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from olm.api import body
@@ -32,7 +36,7 @@ from olm.install.apiservices import API_REGISTRATION, APISERVICE_KIND
 from olm.install.apiservices import names as apiservice_names
 from olm.kube.errors import GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
-from olm.scope.copies import CopyMeta, CopyPrototype, copy_prototype
+from olm.scope.copies import CopyMeta, CopyPrototype, CopyWrite, copy_prototype
 from olm.scope.decide import (
     ScopePlan,
     ScopeSnapshot,
@@ -48,6 +52,8 @@ from olm.scope.rbac import ObjectRef, existing_scope_objects
 
 CSV = KINDS[Kind.CLUSTER_SERVICE_VERSION]
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
+# Copy writes in flight at once (the API server, not olm-py, should be the limit).
+COPY_WRITE_CONCURRENCY = 8
 OLM_CONFIG_DEBOUNCE_SECONDS = 1.0  # OLM waits 5 s; the condition settles after the copy writes
 
 
@@ -76,6 +82,7 @@ class ScopeState:
         self._said: set[tuple[str, str, str]] = set()
         self._disabled_event: dict[str, bool] = {}  # csv uid -> a DisabledCopiedCSVs Event exists
         self._olm_config_due = False
+        self._pool: ThreadPoolExecutor | None = None  # the copy writers, made on first use
 
     # ----- reading the cache -----------------------------------------------------------------
 
@@ -248,44 +255,59 @@ class ScopeState:
         failures: list[GatewayError] = []
         for namespace in plan.copies.deletes:
             self.delete_copy(namespace, name)
+        # RBAC first: lifted ClusterRoles are part of the install; copies are fan-out.
+        try:
+            self.apply_changed(plan.desired)
+            self.delete_rbac(plan.rbac.delete)
+        except GatewayError as exc:
+            failures.append(exc)
         created = False
-        for write in plan.copies.writes:
-            try:
-                for verb, payload in write.steps():
-                    if verb == "apply":
-                        self.store.upsert(
-                            StoreKind.COPIED_CSV, copy_metadata(self.gateway.apply(payload))
-                        )
-                    else:
-                        self.gateway.patch_status(
-                            CSV.api_version,
-                            CSV.kind.value,
-                            write.namespace,
-                            name,
-                            copy_status(payload),
-                        )
+        for write, outcome in zip(
+            plan.copies.writes, self._write_copies(name, plan.copies.writes), strict=True
+        ):
+            if isinstance(outcome, GatewayError):
+                failures.append(outcome)
+            elif outcome:
                 created = created or write.create
-            except NotFound:
-                continue  # the namespace just went
-            except GatewayError as exc:
-                if not _namespace_going(exc):
-                    failures.append(exc)
         if plan.copies.disabled_event is not None:
             self._say_copies_disabled(csv, *plan.copies.disabled_event)
         if plan.copies.clear_disabled_events:
             self._clear_copies_disabled(csv)
         if plan.copies.writes or plan.copies.deletes:
             self.poke_olm_config()
-        try:
-            self.apply_changed(plan.desired)
-            self.delete_rbac(plan.rbac.delete)
-        except GatewayError as exc:
-            failures.append(exc)
         for reason, message in plan.warnings:
             self.say(csv, "Warning", reason.value, message)
         if failures:
             raise failures[0]
         return created
+
+    def _write_copies(self, name: str, writes: Sequence[CopyWrite]) -> list[bool | GatewayError]:
+        """Each write's outcome, in order: True (written), False (its namespace just went) or
+        the API server's refusal. Up to `COPY_WRITE_CONCURRENCY` copies are written at once;
+        one copy's requests stay in order."""
+        if len(writes) <= 1:
+            return [self._write_copy(name, write) for write in writes]
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(COPY_WRITE_CONCURRENCY, "olm-copies")
+            pool = self._pool
+        return list(pool.map(lambda write: self._write_copy(name, write), writes))
+
+    def _write_copy(self, name: str, write: CopyWrite) -> bool | GatewayError:
+        try:
+            for verb, payload in write.steps():
+                if verb == "apply":
+                    written = self.gateway.apply(payload)
+                else:
+                    written = self.gateway.patch_status(
+                        CSV.api_version, CSV.kind.value, write.namespace, name, copy_status(payload)
+                    )
+                self.store.upsert(StoreKind.COPIED_CSV, copy_metadata(written))
+        except NotFound:
+            return False  # the namespace just went
+        except GatewayError as exc:
+            return False if _namespace_going(exc) else exc
+        return True
 
     # ----- Events ----------------------------------------------------------------------------
 

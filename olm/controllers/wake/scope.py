@@ -33,7 +33,7 @@ from olm.api.labels import Annotation, Label
 from olm.api.scope import OPGROUP_AGGREGATE_TO_PREFIX
 from olm.controllers.queue import WorkKey, WorkKind
 from olm.controllers.scope.cache import terminating
-from olm.controllers.store import StoreKind, StoreReader
+from olm.controllers.store import StoreKind, StoreReader, older
 from olm.installplan.status import ATTENUATED_REF
 from olm.operator.objects import owned_crd_names
 from olm.scope.apiroles import CRD_OWNER_KIND
@@ -187,6 +187,10 @@ def _scope_keys(
         there = store.get(StoreKind.NAMESPACE, "", namespace)
         if there is None or terminating(there):
             return []
+        if not deleted and old is not None and older(obj, old):
+            # An event older than a write of ours already cached (a copy's create, seen after
+            # its status write): judge what the cache holds, not the stale event.
+            return [(WorkKind.SCOPE_NAMESPACE, "", namespace)] if _status_edited(old, store) else []
         edited = old is not None and any(
             (_meta(old).get(k) or {}) != (meta.get(k) or {}) for k in ("labels", "annotations")
         )

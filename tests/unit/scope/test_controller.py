@@ -20,7 +20,9 @@ from olm.controllers.scope import (
 )
 from olm.controllers.store import Store, StoreKind
 from olm.controllers.wake.scope import resync_scope_keys, scope_keys
+from olm.kube.errors import GatewayError
 from olm.kube.fake import FakeGateway, Write
+from olm.scope.copies import status_edited
 
 COPIED_CSV = StoreKind.COPIED_CSV
 OPS = "operators"
@@ -209,8 +211,7 @@ def test_an_all_namespaces_csv_is_copied_lifted_and_given_api_roles_once() -> No
         assert [w for w in writes if w[1] == "ClusterServiceVersion" and w[2] == ns] == [
             ("apply", "ClusterServiceVersion", ns, NAME),
             ("patch_status", "ClusterServiceVersion", ns, NAME),
-            ("apply", "ClusterServiceVersion", ns, NAME),
-        ]
+        ], "a copy is created with both hashes, then given its status: two requests"
     copy_a = world.copies()["a"]
     assert copy_a["metadata"]["labels"] == {"olm.copiedFrom": OPS}
     assert copy_a["metadata"]["annotations"]["olm.operatorNamespace"] == OPS
@@ -240,6 +241,48 @@ def test_an_all_namespaces_csv_is_copied_lifted_and_given_api_roles_once() -> No
     assert world.writes() == []
 
 
+def test_many_copies_are_written_at_once_and_all_land() -> None:
+    spaces = [f"t{i:02d}" for i in range(30)]
+    world = World([""], spaces)
+    assert world.scope.reconcile(OPS, NAME) is None
+    writes = verbs(world.writes())
+    for ns in spaces:
+        assert [w[0] for w in writes if w[1] == "ClusterServiceVersion" and w[2] == ns] == [
+            "apply",
+            "patch_status",
+        ], "one copy's requests stay in order"
+    assert sorted(world.copies()) == spaces
+    for ns in spaces:  # every response written through: the cache knows every copy in step
+        entry = world.store.get(COPIED_CSV, ns, NAME)
+        assert entry is not None and not status_edited(entry)
+    world.sync()
+    assert world.scope.reconcile(OPS, NAME) is None
+    assert world.writes() == []
+
+
+def test_a_copy_whose_status_write_failed_gets_its_status_on_the_next_pass() -> None:
+    world = World([""], ["a"])
+    world.fake.fail("patch_status", GatewayError("boom", 500), "ClusterServiceVersion")
+    with pytest.raises(GatewayError):
+        world.scope.reconcile(OPS, NAME)
+    assert "status" not in world.copies()["a"] or not world.copies()["a"]["status"]
+    world.writes()
+    world.scope.reconcile(OPS, NAME)
+    assert verbs(world.writes())[0] == ("patch_status", "ClusterServiceVersion", "a", NAME)
+    assert world.copies()["a"]["status"]["reason"] == "Copied"
+
+
+def test_a_stale_event_of_a_copy_olm_py_just_wrote_wakes_nothing() -> None:
+    world = World([""], ["a"])
+    world.scope.reconcile(OPS, NAME)
+    cached = world.store.get(COPIED_CSV, "a", NAME)
+    assert cached is not None
+    stale = copy.deepcopy(world.copies()["a"])  # the create's event: no status yet
+    stale.pop("status", None)
+    stale["metadata"]["resourceVersion"] = str(int(cached["metadata"]["resourceVersion"]) - 1)
+    assert scope_keys(COPIED_CSV, stale, world.store, cached) == []
+
+
 def test_a_new_namespace_gets_its_copy_from_its_own_cheap_reconcile() -> None:
     world = World([""], ["a"])
     world.scope.reconcile(OPS, NAME)
@@ -250,7 +293,6 @@ def test_a_new_namespace_gets_its_copy_from_its_own_cheap_reconcile() -> None:
     assert verbs(world.writes()) == [
         ("apply", "ClusterServiceVersion", "late", NAME),
         ("patch_status", "ClusterServiceVersion", "late", NAME),
-        ("apply", "ClusterServiceVersion", "late", NAME),
     ], "only the new namespace's copy; the lifted RBAC already covers it"
     world.sync()
     world.namespaces.reconcile("", "late")
@@ -408,7 +450,6 @@ def test_a_namespace_created_after_its_group_named_it_gets_copy_and_roles() -> N
         ("patch", "Namespace"),
         ("apply", "ClusterServiceVersion"),
         ("patch_status", "ClusterServiceVersion"),
-        ("apply", "ClusterServiceVersion"),
         ("apply", "Role"),
         ("apply", "RoleBinding"),
     ]
@@ -604,7 +645,7 @@ def test_a_namespace_event_reads_neither_every_namespace_nor_every_copy() -> Non
     world.writes()
     store.wide_reads.clear()
     ScopeNamespaceController(state).reconcile("", "late")
-    assert len(world.writes()) == 3, "the new namespace's copy: create, status, status hash"
+    assert len(world.writes()) == 2, "the new namespace's copy: create (both hashes), status"
     assert store.wide_reads == ["operatorgroup"], "only the groups are read cluster-wide"
     store.wide_reads.clear()
     ScopeNamespaceController(state).reconcile("", "n7")

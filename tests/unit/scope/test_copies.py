@@ -16,6 +16,7 @@ from olm.scope.copies import (
     dangling_reason,
     plan_copies,
     skip_reason,
+    status_edited,
 )
 from olm.scope.olmconfig import OlmConfigSnapshot, copied_csvs_enabled, plan_olm_config
 
@@ -72,9 +73,16 @@ def original(
 
 
 def existing(namespace: str, csv: dict[str, Any] | None = None) -> CopyMeta:
-    """A copy as OLM-py wrote it for `csv` (in step)."""
-    body = copy_prototype(csv or original()).body(namespace)
-    return CopyMeta.of({**body, "metadata": {**body["metadata"], "uid": f"uid-{namespace}"}})
+    """A copy as OLM-py wrote it for `csv` (in step: its status written too)."""
+    proto = copy_prototype(csv or original())
+    body = proto.body(namespace)
+    return CopyMeta.of(
+        {
+            **body,
+            "metadata": {**body["metadata"], "uid": f"uid-{namespace}"},
+            "status": dict(proto.status),
+        }
+    )
 
 
 def snapshot(**changes: Any) -> CopySnapshot:
@@ -218,12 +226,23 @@ def test_spec_change_applies_the_body_only() -> None:
     assert write.body["spec"]["version"] == "1.0.1"
 
 
-def test_create_records_the_status_hash_last() -> None:
+def test_create_carries_both_hashes_and_then_writes_the_status() -> None:
     [write] = plan_copies(snapshot(namespaces=("operators", "a"))).writes
-    (first_kind, first), (second_kind, _), (third_kind, third) = write.steps()
-    assert (first_kind, second_kind, third_kind) == ("apply", "status", "apply")
-    assert "olm.operatorframework.io/statusCopyHash" not in first["metadata"]["annotations"]
-    assert "olm.operatorframework.io/statusCopyHash" in third["metadata"]["annotations"]
+    (first_kind, first), (second_kind, status) = write.steps()
+    assert (first_kind, second_kind) == ("apply", "status")
+    assert "olm.operatorframework.io/statusCopyHash" in first["metadata"]["annotations"]
+    assert status["reason"] == "Copied"
+
+
+def test_a_created_copy_whose_status_write_failed_is_not_in_step() -> None:
+    """The create carries the status hash; until the status is written the copy has none, and
+    that is read as out of step, so the next pass writes the status again."""
+    proto = copy_prototype(original())
+    created = {**proto.body("a"), "metadata": {**proto.body("a")["metadata"], "uid": "u"}}
+    assert status_edited(created)
+    plan = plan_copies(snapshot(namespaces=("operators", "a"), copies={"a": CopyMeta.of(created)}))
+    [write] = plan.writes
+    assert write.status is not None and not write.create
 
 
 def test_multi_namespace_group_copies_to_targets_and_prunes_the_rest() -> None:
