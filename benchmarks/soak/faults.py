@@ -27,6 +27,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable
@@ -61,11 +62,16 @@ class FaultRecord:
 
 
 class OlmRun:
-    """One `olm run` replica, its output appended to `log`."""
+    """One `olm run` replica, its output appended to `log`. `supervise` restarts it when it
+    exits on its own (as the Deployment's kubelet would: a replica that lost the Lease exits
+    with status 1 by design); `kill` holds it down until `start`."""
 
     def __init__(self, env: dict[str, str], log: Path, args: tuple[str, ...]) -> None:
         self.env, self.log, self.args = env, log, args
         self.process: subprocess.Popen[bytes] | None = None
+        self.lock = threading.Lock()
+        self.held = False  # killed on purpose, waiting for `start`
+        self.exits: list[tuple[float, int]] = []  # (monotonic, status) of exits on its own
 
     @property
     def pid(self) -> int | None:
@@ -73,6 +79,11 @@ class OlmRun:
         return self.process.pid if alive and self.process is not None else None
 
     def start(self) -> None:
+        with self.lock:
+            self.held = False
+            self._spawn()
+
+    def _spawn(self) -> None:
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "olm.cli", "run", *self.args],
@@ -81,18 +92,32 @@ class OlmRun:
                 env=self.env,
             )
 
+    def supervise(self) -> None:
+        """Restart the process if it exited while not held down (call every second or so)."""
+        with self.lock:
+            process = self.process
+            if self.held or process is None or process.poll() is None:
+                return
+            self.exits.append((time.monotonic(), int(process.returncode)))
+            self._spawn()
+
     def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
+        with self.lock:
+            self.held = True
+            if self.process is not None and self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        with self.lock:
+            self.held = True
+            if self.process is not None and self.process.poll() is None:
+                self.process.terminate()
+                try:
+                    self.process.wait(20)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait()
 
 
 @dataclass
@@ -232,7 +257,51 @@ class Injector:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and self._nodes_not_ready():
             time.sleep(1.0)
-        record.detail = f"NotReady after {went:.0f} s, Ready again after {time.monotonic() - record.start:.0f} s"
+        readied = self._ready_pods_again()
+        record.detail = (
+            f"NotReady after {went:.0f} s, Ready again after "
+            f"{time.monotonic() - record.start:.0f} s; {readied} pods marked Ready again"
+        )
+
+    def _ready_pods_again(self) -> int:
+        """What a kubelet does once its node is back and kwok does not: its running pods,
+        marked not Ready by the node controller, report Ready again (kwok's pod-ready stage
+        only moves Pending pods). Without this every Deployment stays unavailable for good."""
+        try:
+            pods = self.kube.get_json("pods", "--all-namespaces")["items"]
+        except KubectlError:
+            return 0
+        patch = json.dumps(
+            {
+                "status": {
+                    "conditions": [
+                        {"type": "Ready", "status": "True"},
+                        {"type": "ContainersReady", "status": "True"},
+                    ]
+                }
+            }
+        )
+        count = 0
+        for pod in pods:
+            status = pod.get("status") or {}
+            ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
+            if status.get("phase") != "Running" or not ready or ready[0].get("status") == "True":
+                continue
+            meta = pod["metadata"]
+            self.kube.run(
+                "patch",
+                "pod",
+                meta["name"],
+                "-n",
+                meta["namespace"],
+                "--subresource=status",
+                "--type=strategic",
+                "-p",
+                patch,
+                check=False,
+            )
+            count += 1
+        return count
 
     def _nodes_not_ready(self) -> list[str]:
         try:

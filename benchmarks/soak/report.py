@@ -16,7 +16,16 @@ from benchmarks.soak.invariants import Violation, percentile, slope
 from benchmarks.soak.sampling import Samples, rates
 
 # Keys of the summary left out of the printed form (they are in soak.json).
-BULKY = ("actions", "faults", "episodes", "samples", "request_rates", "violations")
+BULKY = (
+    "actions",
+    "faults",
+    "episodes",
+    "samples",
+    "request_rates",
+    "violations",
+    "diagnosis",
+    "events_recorded",
+)
 
 
 class SoakLike(Protocol):
@@ -103,6 +112,8 @@ def summary(
     minutes: float,
     replicas: int,
     log: Path,
+    exits: list[tuple[float, int, int]] | None = None,
+    events: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     origin = soak.origin
     request_rates = rates(samples.requests)
@@ -126,6 +137,9 @@ def summary(
         "violations_by_invariant": dict(Counter(v.invariant for v in found)),
         "convergence": _convergence(episodes),
         "olm_run": _per_replica(samples),
+        # (seconds, replica, status): exits on its own (a lost Lease exits 1), restarted
+        "olm_run_exits": exits or [],
+        "events_recorded": events or {},
         "apiserver_requests_per_second": {
             "p50": percentile(rate_values, 0.5),
             "p99": percentile(rate_values, 0.99),

@@ -25,7 +25,7 @@ import random
 import tempfile
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from benchmarks.soak.catalog import Catalog, heads
 from benchmarks.soak.converge import Desired, Touch
 from benchmarks.soak.faults import FaultRecord, Injector, OlmRun
 from benchmarks.soak.sampling import Sampler
+from benchmarks.soak.watch import SoakObserver, diagnose
 from benchmarks.watching import Kube, KubectlError, Observer
 from olm.devcluster import health, manifests
 from olm.devcluster.build import ensure_binaries
@@ -92,7 +93,10 @@ def act(soak: Soak, actor: Actor, namespace: str, name: str, say: Any) -> None:
             if name == "recreate-namespace":
                 soak.gone[namespace][-1] = (started, now)
             soak.desired[namespace] = after
-            soak.touches.append(Touch(now, namespace, f"action:{name}", after))
+            # Timed from the moment the user started the command (a recreated namespace:
+            # from its creation, when there is something to converge again).
+            at = now if name == "recreate-namespace" else started
+            soak.touches.append(Touch(at, namespace, f"action:{name}", after))
     except (KubectlError, OSError) as exc:
         ok, detail = False, str(exc)[:300]
         say(f"action {name} in {namespace} failed: {detail}")
@@ -174,7 +178,7 @@ def run(
         catalog = Catalog(Path(state) / "catalog")
         flags = ("--leader-elect",) if replicas > 1 else ()
         olms = [OlmRun(env, log, flags) for _ in range(replicas)]
-        observer: Observer | None = None
+        observer: SoakObserver | None = None
         sampler: Sampler | None = None
         try:
             manifests.install(cluster)
@@ -184,10 +188,12 @@ def run(
             for olm in olms:
                 olm.start()
             names = [f"soak-{n:03d}" for n in range(namespaces)]
-            observer = Observer(
+            watch = SoakObserver(
                 kube, KINDS, keep=lambda n: n.startswith("soak-") and not n.endswith("-t")
-            ).start()
-            actor = Actor(kube, observer, rng)
+            )
+            observer = watch
+            watch.start()
+            actor = Actor(kube, watch, rng)
             for name in names:
                 actor.prepare(name)
             progress.say(f"{namespaces} namespaces ready; soaking for {minutes:g} minutes")
@@ -204,7 +210,7 @@ def run(
             _soak(
                 soak,
                 actor,
-                observer,
+                watch,
                 catalog,
                 cluster,
                 kube,
@@ -217,8 +223,20 @@ def run(
                 fault_interval,
             )
             end = time.monotonic()
-            episodes, violations = judge(soak, observer, log, end)
+            episodes, violations = judge(soak, watch, log, end)
             sampler.close()
+            exits = [
+                (round(at - origin, 2), index, status)
+                for index, olm in enumerate(olms)
+                for at, status in olm.exits
+            ]
+            events = Counter(
+                f"{seen.kind} {seen.type}" for name in names for seen in watch.history(name)
+            )
+            diagnosis = {
+                name: diagnose(kube, watch, name, origin)
+                for name in sorted({v.namespace for v in violations if v.namespace})
+            }
             summary = report.summary(
                 soak,
                 episodes,
@@ -229,7 +247,13 @@ def run(
                 minutes=minutes,
                 replicas=replicas,
                 log=log,
+                exits=exits,
+                events=dict(sorted(events.items())),
             )
+            summary["diagnosis"] = diagnosis
+            summary["watch_failures"] = [
+                (round(at - origin, 2), kind, error) for at, kind, error in watch.failures
+            ]
         finally:
             if sampler is not None:
                 sampler.close()
@@ -301,6 +325,14 @@ def _soak(
 
     injector_thread = threading.Thread(target=faults, daemon=True)
     injector_thread.start()
+    supervising = threading.Event()
+
+    def supervise() -> None:
+        while not supervising.wait(1.0):
+            for olm in olms:
+                olm.supervise()
+
+    threading.Thread(target=supervise, daemon=True).start()
     workers: list[threading.Thread] = []
     next_report = time.monotonic() + 60
     catalog_lock = threading.Lock()
@@ -369,6 +401,7 @@ def _soak(
         if not waiting:
             break
         time.sleep(1.0)
+    supervising.set()
     progress.say("judging")
 
 
@@ -409,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
         seed,
         args.replicas,
         args.action_interval,
-        args.fault_interval if not args.quick or args.fault_interval != 75.0 else 40.0,
+        args.fault_interval if not args.quick or args.fault_interval != 75.0 else 30.0,
     )
     print(json.dumps({k: v for k, v in summary.items() if k not in report.BULKY}, indent=2))
     print(f"results in {out}")

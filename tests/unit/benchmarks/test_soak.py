@@ -288,10 +288,11 @@ def test_choices_follow_what_was_asked() -> None:
 
 
 class FakeSoak:
-    origin = 100.0
-    names = [NS]
-    actions = [{"at": 1.0, "took": 0.5, "namespace": NS, "action": "config", "ok": True}]
-    faults: list[Any] = []
+    def __init__(self) -> None:
+        self.origin = 100.0
+        self.names = [NS]
+        self.actions = [{"at": 1.0, "took": 0.5, "namespace": NS, "action": "config", "ok": True}]
+        self.faults: list[Any] = []
 
 
 def test_summary_and_plot(tmp_path: Path) -> None:
