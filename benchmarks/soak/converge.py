@@ -24,7 +24,8 @@ terminal would check it:
 - `deleted` (between a namespace's deletion and its recreation): not judged.
 
 Episodes: every touch (an action in the namespace, or the end of a fault, which touches every
-namespace) starts one, ending at the next touch. Its convergence time is from its start to the
+namespace) starts one, ending at the next touch; the start of a fault ends one too, and
+nothing is judged while the fault lasts. Its convergence time is from its start to the
 first recorded moment the namespace is converged (0 when it already was). An episode that got
 `LIMIT` seconds without a new touch and did not converge in them is a violation; one cut
 short by the next touch is `superseded` (the next episode is judged instead).
@@ -70,6 +71,7 @@ class Touch:
     namespace: str
     cause: str  # "action:<name>" or "fault:<name>"
     desired: Desired  # what is asked from then on
+    judged: bool = True  # False: the start of a fault (nothing is owed until it is over)
 
 
 @dataclass
@@ -218,7 +220,7 @@ def episodes(
         while index < len(events) and events[index].at <= touch.at:
             apply(events[index])
             index += 1
-        if touch.desired.mode == "deleted":
+        if touch.desired.mode == "deleted" or not touch.judged:
             continue
         episode = Episode(namespace, touch.cause, touch.at, stop)
         gaps = missing(touch.desired, latest, heads_at(touch.at), namespace)

@@ -65,10 +65,10 @@ class Soak:
         self.api_ok = threading.Event()
         self.api_ok.set()
 
-    def touch_all(self, at: float, cause: str) -> None:
+    def touch_all(self, at: float, cause: str, judged: bool = True) -> None:
         with self.lock:
             for name in self.names:
-                self.touches.append(Touch(at, name, cause, self.desired[name]))
+                self.touches.append(Touch(at, name, cause, self.desired[name], judged))
 
 
 def act(soak: Soak, actor: Actor, namespace: str, name: str, say: Any) -> None:
@@ -321,6 +321,7 @@ def _soak(
                 soak.faults.append(record)
                 if kind == "bounce-catalog":
                     soak.heads.append((record.end, heads(catalog.generation)))
+            soak.touch_all(record.start, f"fault-start:{kind}", judged=False)
             soak.touch_all(record.end, f"fault:{kind}")
 
     injector_thread = threading.Thread(target=faults, daemon=True)

@@ -56,7 +56,7 @@ def csv(name: str = HEAD, phase: str = "Succeeded", **fields: Any) -> dict[str, 
 
 
 def subscription(state: str = "AtLatestKnown", installed: str = HEAD, plan: str = "") -> Any:
-    status = {"state": state, "installedCSV": installed, "currentCSV": installed}
+    status: dict[str, Any] = {"state": state, "installedCSV": installed, "currentCSV": installed}
     if plan:
         status["installPlanRef"] = {"name": plan}
     return obj("Subscription", "memcached", status=status)
@@ -172,6 +172,20 @@ def test_episodes_time_convergence_and_flag_only_undisturbed_misses() -> None:
     assert late[1].violation and late[1].missing
     cut = converge.episodes(NS, history[:1], touches, [(0.0, HEADS)], end=30.0)
     assert cut[1].superseded and not cut[1].violation
+
+
+def test_nothing_is_owed_while_a_fault_lasts() -> None:
+    touches = [
+        Touch(0.0, NS, "action:subscribe", SUBSCRIBED),
+        Touch(30.0, NS, "fault-start:restart-apiserver", SUBSCRIBED, judged=False),
+        Touch(100.0, NS, "fault:restart-apiserver", SUBSCRIBED),
+    ]
+    history = [seen(110.0 + i, k, o) for i, ((k, _), o) in enumerate(installed().items())]
+    found = converge.episodes(NS, history, touches, [(0.0, HEADS)], end=200.0)
+    assert [(e.cause, e.seconds, e.violation) for e in found] == [
+        ("action:subscribe", None, False),
+        ("fault:restart-apiserver", 12.0, False),
+    ]
 
 
 def test_a_deleted_namespace_is_not_judged() -> None:
