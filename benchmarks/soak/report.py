@@ -15,6 +15,8 @@ from benchmarks.soak.faults import FaultRecord
 from benchmarks.soak.invariants import Violation, percentile, slope
 from benchmarks.soak.sampling import Samples, rates
 
+WARM_UP = 60.0  # seconds of each olm run process left out of its slopes
+
 # Keys of the summary left out of the printed form (they are in soak.json).
 BULKY = (
     "actions",
@@ -73,7 +75,9 @@ def _per_replica(samples: Samples) -> dict[str, Any]:
     for at, _, pid, rss, fds in samples.processes:
         lives.setdefault(pid, []).append((at, rss, fds))
     described: list[dict[str, Any]] = []
-    for pid, points in lives.items():
+    for pid, every in lives.items():
+        # The first minute of a process is its start (caches filling): not a trend.
+        points = [p for p in every if p[0] >= every[0][0] + WARM_UP] or every[-1:]
         described.append(
             {
                 "pid": pid,
@@ -85,14 +89,16 @@ def _per_replica(samples: Samples) -> dict[str, Any]:
                 "fds_per_hour": _round(slope([(p[0], float(p[2])) for p in points])),
             }
         )
+    first = {pid: every[0][0] for pid, every in lives.items()}
+    settled = [p for p in samples.processes if p[0] >= first[p[2]] + WARM_UP]
     longest = max(
         described, key=lambda d: float(d["to_seconds"]) - float(d["from_seconds"]), default=None
     )
     return {
         "lives": described,
         "longest_life": longest,
-        "rss_mib_per_hour_all": _round(slope([(p[0], p[3]) for p in samples.processes])),
-        "fds_per_hour_all": _round(slope([(p[0], float(p[4])) for p in samples.processes])),
+        "rss_mib_per_hour_all": _round(slope([(p[0], p[3]) for p in settled])),
+        "fds_per_hour_all": _round(slope([(p[0], float(p[4])) for p in settled])),
         "rss_mib_max": max((p[3] for p in samples.processes), default=None),
     }
 

@@ -64,6 +64,7 @@ class Soak:
         self.gone: dict[str, list[tuple[float, float]]] = defaultdict(list)
         self.api_ok = threading.Event()
         self.api_ok.set()
+        self.faulting = threading.Event()  # a fault is in progress
 
     def touch_all(self, at: float, cause: str, judged: bool = True) -> None:
         with self.lock:
@@ -76,6 +77,7 @@ def act(soak: Soak, actor: Actor, namespace: str, name: str, say: Any) -> None:
     ok, detail = True, ""
     try:
         soak.api_ok.wait()
+        started = time.monotonic()  # the user waited for the API server to come back
         with soak.lock:
             before = soak.desired[namespace]
         if name == "delete-operand":
@@ -94,9 +96,13 @@ def act(soak: Soak, actor: Actor, namespace: str, name: str, say: Any) -> None:
                 soak.gone[namespace][-1] = (started, now)
             soak.desired[namespace] = after
             # Timed from the moment the user started the command (a recreated namespace:
-            # from its creation, when there is something to converge again).
-            at = now if name == "recreate-namespace" else started
-            soak.touches.append(Touch(at, namespace, f"action:{name}", after))
+            # from its creation, when there is something to converge again); from its end
+            # when a fault or a catalog update touched the namespace meanwhile (their touch
+            # carried what was asked before); not judged while a fault lasts (its end is).
+            later = any(t.at > started for t in soak.touches if t.namespace == namespace)
+            at = now if name == "recreate-namespace" or later else started
+            judged = not soak.faulting.is_set()
+            soak.touches.append(Touch(at, namespace, f"action:{name}", after, judged))
     except (KubectlError, OSError) as exc:
         ok, detail = False, str(exc)[:300]
         say(f"action {name} in {namespace} failed: {detail}")
@@ -312,6 +318,7 @@ def _soak(
                 fault_rng.shuffle(queue)
             kind = queue.pop(0)
             progress.say(f"fault {kind} ...")
+            soak.faulting.set()
             try:
                 record = injector.inject(kind)
             except (RuntimeError, OSError, KubectlError) as exc:
@@ -323,6 +330,7 @@ def _soak(
                     soak.heads.append((record.end, heads(catalog.generation)))
             soak.touch_all(record.start, f"fault-start:{kind}", judged=False)
             soak.touch_all(record.end, f"fault:{kind}")
+            soak.faulting.clear()
 
     injector_thread = threading.Thread(target=faults, daemon=True)
     injector_thread.start()
