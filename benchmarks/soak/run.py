@@ -18,7 +18,6 @@ every namespace gets up to `converge.LIMIT` + 30 s to converge; then everything 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -300,9 +299,16 @@ def _soak(
             soak.api_ok.set()
 
     def resync() -> None:
+        """After the API server restarted, the watches relisted: what was deleted during the
+        gap is only found by listing. Right after a restart a listing may still fail (the
+        CRDs' discovery comes back a moment later): tried again until it works."""
         for name in soak.names:
-            with contextlib.suppress(KubectlError):
-                observer.resync(name)
+            for _ in range(10):
+                try:
+                    observer.resync(name)
+                    break
+                except (KubectlError, OSError):
+                    time.sleep(2.0)
 
     injector = Injector(cluster, kube, olms, catalog, fault_rng, progress.say, api_down, resync)
 
