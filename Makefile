@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup venv binaries tools image release test test-busy lint typecheck contracts unit integration e2e demo bench clean down reference-olm parity kubectl-operator olm-e2e-suite olm-e2e olm-e2e-reference browser console-screenshots
+.PHONY: setup venv binaries tools image release test test-busy lint typecheck contracts unit integration e2e demo bench soak clean down reference-olm parity kubectl-operator olm-e2e-suite olm-e2e olm-e2e-reference browser console-screenshots
 
 setup: venv binaries
 
@@ -112,6 +112,13 @@ parity: setup reference-olm
 
 bench: setup
 	$(BIN)/python -m benchmarks.run
+
+# Soak under faults (issue 30): MINUTES=60 NAMESPACES=60 by default; `make soak MINUTES=5
+# NAMESPACES=20` is the quick look. Not part of `make test` or `make bench`.
+MINUTES ?= 60
+NAMESPACES ?= 60
+soak: setup
+	$(BIN)/python -m benchmarks.soak --minutes $(MINUTES) --namespaces $(NAMESPACES)
 
 down: venv
 	$(BIN)/olm dev down

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import kopf
+import urllib3
 
 from olm.api.kinds import KINDS, Kind
 from olm.apiserver.auth import Authorizer
@@ -128,7 +129,9 @@ def _worker(
         result = "success"
         try:
             requeue = controllers[kind].reconcile(namespace, name)
-        except GatewayError as exc:  # the API server said no: one line, then retry
+        except (GatewayError, urllib3.exceptions.HTTPError) as exc:
+            # The API server said no, or did not answer (refused, reset, timed out while it
+            # restarts or is stopped): one line, then retry; a traceback is for our own bugs.
             result = "error"
             delay = queue.retry(key)
             log.warning(

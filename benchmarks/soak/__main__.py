@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks.soak.run import main
+
+sys.exit(main())
