@@ -264,6 +264,9 @@ class Scope:
     api_prefixes: list[str] = field(default_factory=list)  # per-API ClusterRoles, by name
     crds: list[str] = field(default_factory=list)  # CustomResourceDefinitions, by name
     resources: list[str] = field(default_factory=list)  # more namespaced kinds (users' CRs)
+    # Cluster-scoped kinds kept when labelled olm.owner.namespace with a scope namespace
+    # (webhook configurations, APIServices).
+    cluster_resources: list[str] = field(default_factory=list)
 
 
 def collect(side: Side, scope: Scope) -> list[dict[str, Any]]:
@@ -297,7 +300,8 @@ def collect(side: Side, scope: Scope) -> list[dict[str, Any]]:
                 }
             )
     namespaces = set(scope.namespaces)
-    for item in side.items("clusterroles,clusterrolebindings"):
+    owned = ",".join(["clusterroles", "clusterrolebindings", *scope.cluster_resources])
+    for item in side.items(owned):
         meta = item["metadata"]
         labels = meta.get("labels") or {}
         if labels.get("olm.owner.namespace") in namespaces or any(
