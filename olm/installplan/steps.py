@@ -28,6 +28,7 @@ from typing import Any
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
 from olm.install.deployments import owner_labels
+from olm.installplan.policy import CLUSTER_SCOPED_KINDS
 
 CSV_INFO = KINDS[Kind.CLUSTER_SERVICE_VERSION]
 SUBSCRIPTION_INFO = KINDS[Kind.SUBSCRIPTION]
@@ -230,7 +231,11 @@ def plan_bundle(
         if obj.get("kind") in ("ClusterServiceVersion", "CustomResourceDefinition"):
             continue
         placed = copy.deepcopy(obj)
-        placed.setdefault("metadata", {})["namespace"] = namespace
+        meta = placed.setdefault("metadata", {})
+        if obj.get("kind") in CLUSTER_SCOPED_KINDS:
+            meta.pop("namespace", None)
+        else:
+            meta["namespace"] = namespace
         others.append(placed)
     ordered = [csv, *crds, *others, *rbac_for(csv, namespace)]
     return [Step(name, manifest, *source) for manifest in ordered]
