@@ -21,6 +21,7 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -29,7 +30,7 @@ from tests.parity.corpus_drive import SOURCE, Outcome, clean_up, drive
 from tests.parity.corpus_plan import PackagePlan
 from tests.parity.corpus_report import Row, compare, markdown
 from tests.parity.harness import reference_kind, started, state_root, sweep_crashed_runs
-from tests.parity.normalize import KNOWN, load_known
+from tests.parity.normalize import KNOWN, Difference, load_known
 from tests.support.paths import SHARED
 
 CORPUS = SHARED / "corpus" / "community-operators"
@@ -85,10 +86,16 @@ def run_side(
     return outcomes, time.monotonic() - began
 
 
-def _write_json(plan: PackagePlan, row: Row, differences: list, sides: dict) -> None:  # type: ignore[type-arg]
+def report_dir() -> Path:
     folder = state_root() / "report" / "corpus"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{plan.package}.json").write_text(
+    return folder
+
+
+def _write_json(
+    plan: PackagePlan, row: Row, differences: list[Difference], sides: dict[str, Any]
+) -> None:
+    (report_dir() / f"{plan.package}.json").write_text(
         json.dumps(
             {
                 "scenario": f"corpus/{plan.package}",
@@ -96,6 +103,7 @@ def _write_json(plan: PackagePlan, row: Row, differences: list, sides: dict) -> 
                 "unlisted": [str(d) for d in row.unlisted],
                 "differences": [d.__dict__ for d in differences],
                 "notes": list(row.notes),
+                "seconds": list(row.seconds),
                 "snapshots": sides,
             },
             indent=1,
@@ -104,13 +112,53 @@ def _write_json(plan: PackagePlan, row: Row, differences: list, sides: dict) -> 
     )
 
 
+def rereport(report: str) -> int:
+    """Diff the last run's snapshots again (after a change of known_differences.yaml or the
+    normalizer) and write the report; no cluster."""
+    run = json.loads((report_dir() / "run.json").read_text())
+    known = load_known(yaml.safe_load(KNOWN.read_text()) or [])
+    rows: list[Row] = []
+    for package in run["packages"]:
+        saved = json.loads((report_dir() / f"{package}.json").read_text())
+        fields = dict(saved["plan"])
+        fields["keys"] = frozenset(fields["keys"])
+        fields["targets"] = tuple(fields["targets"]) if fields["targets"] is not None else None
+        fields["owned_crds"] = tuple(fields["owned_crds"])
+        fields["required_crds"] = tuple(fields["required_crds"])
+        plan = PackagePlan(**fields)
+        snaps = saved["snapshots"]
+        row, differences = compare(
+            plan,
+            snaps["reference"],
+            snaps["olm-py"],
+            known,
+            tuple(saved["seconds"]),
+            tuple(saved["notes"]),
+        )
+        rows.append(row)
+        _write_json(plan, row, differences, snaps)
+    text = markdown(rows, run["wall"], run["sides"], run["repairs"])
+    Path(report or report_dir() / "parity-corpus.md").write_text(text)
+    unlisted_total = sum(len(r.unlisted) for r in rows)
+    for row in rows:
+        if row.unlisted:
+            say(f"{row.plan.package}: {len(row.unlisted)} unlisted")
+    say(f"{unlisted_total} unlisted difference(s)")
+    return 1 if unlisted_total else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.parity.corpus", description=__doc__)
     parser.add_argument("--only", default="", help="comma-separated packages (default: all)")
     parser.add_argument("--fast", action="store_true", help=f"only {', '.join(FAST)}")
     parser.add_argument("--workers", type=int, default=8, help="groups run side by side")
     parser.add_argument("--report", default="", help="write the Markdown report here")
+    parser.add_argument(
+        "--rediff", action="store_true", help="no cluster: diff the last run's snapshots again"
+    )
     args = parser.parse_args(argv)
+    if args.rediff:
+        return rereport(args.report)
     began = time.monotonic()
     sweep_crashed_runs()
     catalog = corpus_catalog.load_corpus(CORPUS)

@@ -35,7 +35,7 @@ from tests.parity.scenarios import (
 
 SOURCE = "corpus"
 STEP_TIMEOUT = 240.0
-POLL = 2.0
+POLL = 3.0
 SUBSCRIPTIONS = "subscriptions.operators.coreos.com"
 PLANS = "installplans.operators.coreos.com"
 CLUSTER_KINDS = [
