@@ -22,7 +22,7 @@ from typing import Any
 
 from tests.parity.corpus_plan import PackagePlan
 from tests.parity.harness import ScenarioTimeout, Scope, Side, settled, wait
-from tests.parity.scenarios import (
+from tests.parity.steps import (
     COPY_TIMEOUT,
     Snapshots,
     approve,
