@@ -28,6 +28,7 @@ from tests.parity.steps import (
     approve,
     condition,
     csv_state,
+    gone,
     namespace,
     operator_group,
     subscription_status,
@@ -138,7 +139,7 @@ def _at_latest(side: Side, plan: PackagePlan) -> None:
         return (
             status.get("state") == "AtLatestKnown"
             and status.get("installedCSV") == plan.head
-            and (not plan.upgrades or csv_state(side, plan.namespace, plan.starting) == "absent")
+            and (not plan.upgrades or gone(side, plan.namespace, plan.starting))
         )
 
     wait(done, STEP_TIMEOUT, f"{plan.package} AtLatestKnown at {plan.head}", POLL)

@@ -28,6 +28,7 @@ from tests.parity.steps import (
     approve,
     condition,
     csv_state,
+    gone,
     namespace,
     operator_group,
     plan_for,
@@ -58,7 +59,7 @@ def kubectl_story(side: Side) -> Snapshots:
 
     side.apply(sample_csv(NEW), ns)
     wait_csv(side, ns, NEW)
-    wait(lambda: csv_state(side, ns, OLD) == "absent", TIMEOUT, f"{OLD} deleted")
+    wait(lambda: gone(side, ns, OLD), TIMEOUT, f"{OLD} deleted")
     snaps["replaced"] = settled(side, scope)
 
     before = side.get("deployments.apps", "memcached-operator", ns) or {}
@@ -75,7 +76,7 @@ def kubectl_story(side: Side) -> Snapshots:
     snaps["deployment-restored"] = settled(side, scope)
 
     side.kubectl("delete", "csv", NEW, "-n", ns)
-    wait(lambda: csv_state(side, ns, NEW) == "absent", TIMEOUT, f"{NEW} deleted")
+    wait(lambda: gone(side, ns, NEW), TIMEOUT, f"{NEW} deleted")
     wait(
         lambda: side.get("deployments.apps", "memcached-operator", ns) is None,
         TIMEOUT,
@@ -118,7 +119,7 @@ def subscription_manual(side: Side) -> Snapshots:
         TIMEOUT,
         "Subscription AtLatestKnown",
     )
-    wait(lambda: csv_state(side, ns, OLD) == "absent", TIMEOUT, f"{OLD} deleted")
+    wait(lambda: gone(side, ns, OLD), TIMEOUT, f"{OLD} deleted")
     snaps["upgraded"] = settled(side, scope)
     return snaps
 
@@ -139,7 +140,7 @@ def subscription_automatic(side: Side) -> Snapshots:
         TIMEOUT,
         "Subscription AtLatestKnown at 0.0.2",
     )
-    wait(lambda: csv_state(side, ns, OLD) == "absent", TIMEOUT, f"{OLD} deleted")
+    wait(lambda: gone(side, ns, OLD), TIMEOUT, f"{OLD} deleted")
     return {"upgraded": settled(side, scope)}
 
 

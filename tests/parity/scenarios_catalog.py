@@ -17,6 +17,7 @@ from tests.parity.steps import (
     Snapshots,
     approve,
     csv_state,
+    gone,
     namespace,
     operator_group,
     plan_for,
@@ -193,7 +194,7 @@ def crd_upgrade(side: Side) -> Snapshots:
     approve(side, ns, second)
     wait_csv(side, ns, "widget-operator.v2.0.0")
     wait(
-        lambda: csv_state(side, ns, "widget-operator.v1.0.0") == "absent",
+        lambda: gone(side, ns, "widget-operator.v1.0.0"),
         TIMEOUT,
         "widget-operator.v1.0.0 deleted",
     )
@@ -307,10 +308,10 @@ def replace_rings(side: Side) -> Snapshots:
     side.apply(ring_csv("ring-b", RING["ring-b"]), one_by_one)
     wait_csv(side, one_by_one, "ring-b")
     side.apply(ring_csv("ring-c", RING["ring-c"]), one_by_one)
-    wait(lambda: csv_state(side, one_by_one, "ring-c") == "absent", TIMEOUT, "ring-c replaced")
+    wait(lambda: gone(side, one_by_one, "ring-c"), TIMEOUT, "ring-c replaced")
     side.apply(ring_csv("ring-a", RING["ring-a"]), one_by_one)
     wait_csv(side, one_by_one, "ring-a")
-    wait(lambda: csv_state(side, one_by_one, "ring-b") == "absent", TIMEOUT, "ring-b replaced")
+    wait(lambda: gone(side, one_by_one, "ring-b"), TIMEOUT, "ring-b replaced")
     snaps["one-by-one"] = settled(side, Scope([one_by_one], catalogs=[]))
     return snaps
 

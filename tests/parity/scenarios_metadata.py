@@ -13,7 +13,7 @@ from tests.parity.steps import (
     TIMEOUT,
     Snapshots,
     condition,
-    csv_state,
+    gone,
     namespace,
     operator_group,
     subscribe,
@@ -176,7 +176,7 @@ def dependency_upgrade(side: Side) -> Snapshots:
     wait_csv(side, ns, f"{BASE}.v1.1.0")
     wait(
         lambda: (
-            csv_state(side, ns, f"{BASE}.v1.0.0") == "absent"
+            gone(side, ns, f"{BASE}.v1.0.0")
             and subscription_status(side, ns, BASE_SUB).get("installedCSV") == f"{BASE}.v1.1.0"
             and subscription_status(side, ns, BASE_SUB).get("state") == "AtLatestKnown"
         ),

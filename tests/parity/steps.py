@@ -129,3 +129,17 @@ def condition(side: Side, ns: str, kind: str, name: str, type_: str) -> dict[str
             found: dict[str, Any] = cond
             return found
     return {}
+
+
+def gone(side: Side, ns: str, csv: str) -> bool:
+    """The CSV is deleted and so is what the garbage collector takes with it: its
+    OperatorCondition and that one's Role and RoleBinding (named after the CSV). Waiting for
+    all of it keeps the snapshot from catching the collector half-way on one side."""
+    return csv_state(side, ns, csv) == "absent" and all(
+        side.get(kind, csv, ns) is None
+        for kind in (
+            "operatorconditions.operators.coreos.com",
+            "roles.rbac.authorization.k8s.io",
+            "rolebindings.rbac.authorization.k8s.io",
+        )
+    )
