@@ -5,8 +5,8 @@ created its metrics-reader ClusterRole again and again, 409 each time)."""
 
 from __future__ import annotations
 
-from olm.installplan.steps import plan_bundle
 from olm.installplan.stepref import step_ref
+from olm.installplan.steps import plan_bundle
 from tests.support.stories import minimal_csv
 
 CLUSTER_ROLE = {
