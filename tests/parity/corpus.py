@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from tests.parity import corpus_catalog, corpus_plan
+from tests.parity import corpus_catalog, corpus_drive, corpus_plan
 from tests.parity.corpus_drive import SOURCE, Outcome, clean_up, drive
 from tests.parity.corpus_plan import PackagePlan
 from tests.parity.corpus_report import Row, compare, markdown
@@ -137,7 +137,12 @@ def rereport(report: str) -> int:
         )
         rows.append(row)
         _write_json(plan, row, differences, snaps)
-    text = markdown(rows, run["wall"], run["sides"], run["repairs"])
+    note = "".join(
+        f"Rerun afterwards (the same way, merged here): {', '.join(r['packages'])}, in "
+        f"{r['wall'] / 60:.1f} min. "
+        for r in run.get("reruns", [])
+    )
+    text = markdown(rows, run["wall"], run["sides"], run["repairs"], note.strip())
     Path(report or report_dir() / "parity-corpus.md").write_text(text)
     unlisted_total = sum(len(r.unlisted) for r in rows)
     for row in rows:
@@ -156,9 +161,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rediff", action="store_true", help="no cluster: diff the last run's snapshots again"
     )
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="rerun --only packages and merge them into the last run's report",
+    )
+    parser.add_argument(
+        "--step-timeout", type=float, default=corpus_drive.STEP_TIMEOUT, help="seconds per step"
+    )
     args = parser.parse_args(argv)
     if args.rediff:
         return rereport(args.report)
+    corpus_drive.STEP_TIMEOUT = args.step_timeout
     began = time.monotonic()
     sweep_crashed_runs()
     catalog = corpus_catalog.load_corpus(CORPUS)
@@ -200,13 +214,27 @@ def main(argv: list[str] | None = None) -> int:
         )
         say(f"{plan.package}: {row.verdict} ({len(row.unlisted)} unlisted, {row.listed} listed)")
     wall = time.monotonic() - began
-    text = markdown(
-        rows, wall, side_seconds, [f"{r.package}/{r.channel}: {r.why}" for r in repairs]
+    repaired = [f"{r.package}/{r.channel}: {r.why}" for r in repairs]
+    run_file = report_dir() / "run.json"
+    if args.update and run_file.exists():  # a rerun of some packages: merged into the last run
+        run = json.loads(run_file.read_text())
+        run.setdefault("reruns", []).append(
+            {"packages": [p.package for p in plans], "wall": wall, "sides": side_seconds}
+        )
+        run_file.write_text(json.dumps(run))
+        return rereport(args.report)
+    run_file.write_text(
+        json.dumps(
+            {
+                "packages": [p.package for p in plans],
+                "wall": wall,
+                "sides": side_seconds,
+                "repairs": repaired,
+            }
+        )
     )
-    if args.report:
-        Path(args.report).write_text(text)
-    else:
-        (state_root() / "report" / "corpus" / "parity-corpus.md").write_text(text)
+    text = markdown(rows, wall, side_seconds, repaired)
+    Path(args.report or report_dir() / "parity-corpus.md").write_text(text)
     unlisted_total = sum(len(r.unlisted) for r in rows)
     say(f"done in {wall / 60:.1f} min: {unlisted_total} unlisted difference(s)")
     return 1 if unlisted_total else 0
