@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup venv binaries tools image release test test-busy lint typecheck contracts unit integration e2e demo bench soak clean down reference-olm parity kubectl-operator olm-e2e-suite olm-e2e olm-e2e-reference browser console-screenshots
+.PHONY: setup venv binaries tools image release test test-busy lint typecheck contracts unit integration e2e demo bench soak clean down reference-olm parity parity-corpus kubectl-operator olm-e2e-suite olm-e2e olm-e2e-reference browser console-screenshots
 
 setup: venv binaries
 
@@ -109,6 +109,11 @@ demo: setup
 # fails on any difference not in tests/parity/known_differences.yaml.
 parity: setup reference-olm
 	$(BIN)/pytest tests/parity -m parity -q
+
+# Every package of ../shared/corpus/community-operators on the real OLM v0, then on olm-py
+# (tests/parity/corpus.py); writes docs/parity-corpus.md. Not part of `make test` (~30-45 min).
+parity-corpus: setup reference-olm
+	$(BIN)/python -m tests.parity.corpus --report docs/parity-corpus.md
 
 bench: setup
 	$(BIN)/python -m benchmarks.run

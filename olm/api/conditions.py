@@ -71,6 +71,7 @@ class ConditionStyle:
     keep_fields: bool  # fields of the entry that a set does not write are kept
     stamp_update: bool  # lastUpdateTime is stamped on every set
     keep_when_same: bool  # a list already saying status, reason and message is returned as is
+    stamp_transition: bool = True  # lastTransitionTime written (OLM omits it on some conditions)
 
 
 METAV1_CONDITION = ConditionStyle(
@@ -78,6 +79,15 @@ METAV1_CONDITION = ConditionStyle(
 )
 SUBSCRIPTION_CONDITION = ConditionStyle(
     omit_empty=True, keep_fields=False, stamp_update=False, keep_when_same=True
+)
+# OLM's catalog operator writes a Subscription's ResolutionFailed with no time at all
+# (setSubsCond: type, status, reason, message).
+SUBSCRIPTION_UNSTAMPED = ConditionStyle(
+    omit_empty=True,
+    keep_fields=False,
+    stamp_update=False,
+    keep_when_same=True,
+    stamp_transition=False,
 )
 INSTALLPLAN_CONDITION = ConditionStyle(
     omit_empty=True, keep_fields=False, stamp_update=True, keep_when_same=False
@@ -127,7 +137,8 @@ def set_condition(
     since = None  # the status held since then
     if current is not None and current.get("status") == status:
         since = current.get("lastTransitionTime")
-    wanted["lastTransitionTime"] = since or stamp
+    if style.stamp_transition:
+        wanted["lastTransitionTime"] = since or stamp
     if current is None:
         return [*conditions, wanted]
     entry = {**current, **wanted} if style.keep_fields else wanted

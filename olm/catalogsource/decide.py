@@ -68,6 +68,7 @@ WARNING = "Warning"
 IMAGE_RETRY_SECONDS = 1.0
 IMAGE_RETRY_MAX_SECONDS = IMAGE_RETRY_SECONDS * 2**16  # the poll interval is less, as a rule
 # Image failures that pass by themselves: the last catalog read is served meanwhile.
+TRANSIENT_KINDS = frozenset({FailureKind.UNREACHABLE, FailureKind.TIMEOUT})
 TRANSIENT_IMAGE_KINDS = frozenset(
     {FailureKind.REGISTRY_UNREACHABLE, FailureKind.REGISTRY_TIMEOUT, FailureKind.REGISTRY_ERROR}
 )
@@ -315,7 +316,10 @@ def decide(snapshot: SourceSnapshot, fetched: Fetched) -> SourcePlan:
         if failure is not None:
             reason = reason_for(failure)
             message = failure_message(snapshot.namespace, snapshot.name, where, failure)
-            plan.drop = True
+            # A registry address that stops answering for a while keeps what was read from it
+            # (OLM keeps resolving from a source that was healthy once); any other failure
+            # drops it.
+            plan.drop = not (isinstance(read, ReadRegistry) and failure.kind in TRANSIENT_KINDS)
             if isinstance(read, ReadImage):
                 backoff = exponential_backoff(
                     fetched.attempts, IMAGE_RETRY_SECONDS, IMAGE_RETRY_MAX_SECONDS

@@ -58,6 +58,21 @@ OLM_OPTIONAL_KINDS = frozenset(
     }
 )
 OLM_INSTALLABLE_KINDS = OLM_STEP_KINDS | OLM_OPTIONAL_KINDS
+# The installable kinds that are cluster-scoped: their step manifests name no namespace and
+# they are read and written without one (OLM sets a namespace only on namespaced kinds).
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "CustomResourceDefinition",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "PriorityClass",
+        "ConsoleYAMLSample",
+        "ConsoleQuickStart",
+        "ConsoleCLIDownload",
+        "ConsoleLink",
+        "ConsolePlugin",
+    }
+)
 
 ALLOW_KIND_FLAG = "--allow-bundle-kind"
 ALLOW_KIND_CHART_VALUE = "extraBundleKinds"

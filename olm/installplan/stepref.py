@@ -19,6 +19,7 @@ from typing import Any
 from olm.api import body
 from olm.api.kinds import GROUP as KIND_GROUP
 from olm.api.kinds import KINDS, Kind
+from olm.installplan.policy import CLUSTER_SCOPED_KINDS
 
 CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
 CSV_API_VERSION = KINDS[Kind.CLUSTER_SERVICE_VERSION].api_version
@@ -83,10 +84,13 @@ def owner_csvs(manifest: Mapping[str, Any], plan_namespace: str) -> list[Ref]:
 
 
 def step_ref(manifest: Mapping[str, Any]) -> Ref:
+    """(apiVersion, kind, namespace, name); a cluster-scoped kind has no namespace, whatever
+    its manifest says (plans written before step manifests dropped it carried one)."""
     meta = body.meta(manifest)
+    kind = str(manifest.get("kind", ""))
     return (
         str(manifest.get("apiVersion", "")),
-        str(manifest.get("kind", "")),
-        str(meta.get("namespace") or ""),
+        kind,
+        "" if kind in CLUSTER_SCOPED_KINDS else str(meta.get("namespace") or ""),
         str(meta.get("name", "")),
     )

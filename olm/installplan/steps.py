@@ -28,6 +28,7 @@ from typing import Any
 from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
 from olm.install.deployments import owner_labels
+from olm.installplan.policy import CLUSTER_SCOPED_KINDS
 
 CSV_INFO = KINDS[Kind.CLUSTER_SERVICE_VERSION]
 SUBSCRIPTION_INFO = KINDS[Kind.SUBSCRIPTION]
@@ -208,8 +209,9 @@ def plan_bundle(
 ) -> list[Step]:
     """Steps for one bundle, in OLM's listing order; raises ValueError without a CSV.
 
-    The CSV keeps the bundle's own `spec.replaces` unless the resolver names the CSV it
-    replaces (`replaces`), as OLM does; with `properties` (the catalog's properties of the
+    The CSV's `spec.replaces` is `replaces`, as OLM sets it (NewStepResourceFromBundle): the
+    installed CSV it upgrades, else the catalog channel entry's replaces, never the bundle's own
+    (none when empty); with `properties` (the catalog's properties of the
     bundle) the CSV gets OLM's `operatorframework.io/properties` annotation."""
     csv = next(
         (copy.deepcopy(o) for o in objects if o.get("kind") == "ClusterServiceVersion"), None
@@ -221,6 +223,8 @@ def plan_bundle(
     spec = csv.setdefault("spec", {})
     if replaces:
         spec["replaces"] = replaces  # the resolver's upgrade edge wins, as in OLM
+    else:
+        spec.pop("replaces", None)  # nothing to replace: OLM writes the catalog's (empty) edge
     if properties is not None:
         annotations = csv["metadata"].setdefault("annotations", {})
         annotations[PROPERTIES_ANNOTATION] = properties_annotation(properties)
@@ -230,7 +234,11 @@ def plan_bundle(
         if obj.get("kind") in ("ClusterServiceVersion", "CustomResourceDefinition"):
             continue
         placed = copy.deepcopy(obj)
-        placed.setdefault("metadata", {})["namespace"] = namespace
+        meta = placed.setdefault("metadata", {})
+        if obj.get("kind") in CLUSTER_SCOPED_KINDS:
+            meta.pop("namespace", None)
+        else:
+            meta["namespace"] = namespace
         others.append(placed)
     ordered = [csv, *crds, *others, *rbac_for(csv, namespace)]
     return [Step(name, manifest, *source) for manifest in ordered]

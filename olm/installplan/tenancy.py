@@ -32,11 +32,12 @@ from typing import Any, NamedTuple
 
 from olm.api import body
 from olm.installplan.attenuation import RETRYING_PREFIX
+from olm.installplan.policy import CLUSTER_SCOPED_KINDS
 
 ADMIN_NAMESPACES_FLAG = "--admin-namespaces"
 ADMIN_NAMESPACES_CHART_VALUE = "adminNamespaces"
 DANGEROUS_VERBS = ("escalate", "bind", "impersonate")
-CLUSTER_KINDS = frozenset({"ClusterRole", "ClusterRoleBinding"})
+CLUSTER_KINDS = CLUSTER_SCOPED_KINDS
 NAMESPACED_RBAC_KINDS = frozenset({"Role", "RoleBinding"})
 # How many SubjectAccessReviews one plan's check may ask: beyond, the rest is left to the
 # Forbidden answers of the writes themselves (a bundle cannot make olm-py flood the API server).

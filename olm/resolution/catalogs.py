@@ -22,6 +22,7 @@ def candidates(catalog: Catalog, source: Source) -> list[Candidate]:
     for package in catalog.packages.values():
         for channel in package.channels.values():
             order = {name: index for index, name in enumerate(entries_in_order(channel))}
+            skipped = {name for e in channel.entries for name in e.skips}
             for entry in channel.entries:
                 bundle = package.bundles.get(entry.name)
                 if bundle is None:
@@ -51,6 +52,7 @@ def candidates(catalog: Catalog, source: Source) -> list[Candidate]:
                         requires_packages=packages,
                         default_channel=channel.name == package.default_channel,
                         position=order.get(entry.name, len(order)),
+                        skipped=entry.name in skipped,
                         constraints=constraints,
                         constraint_error=error,
                         properties=tuple(

@@ -46,6 +46,9 @@ class Candidate:
     requires_packages: tuple[tuple[str, str], ...] = ()  # (package, semver range)
     default_channel: bool = False
     position: int = 0  # 0 is the channel head
+    # Skipped by another entry of its channel (`skips`): OLM's dependency sort leaves such an
+    # entry out of the channel's chain, so it never satisfies a dependency from that channel.
+    skipped: bool = False
     # The bundle's `olm.constraint` dependencies, or OLM's error for the first bad one.
     constraints: tuple[Predicate, ...] = ()
     constraint_error: str = ""

@@ -93,7 +93,10 @@ def requirements(candidate: Candidate) -> list[Requirement]:
 
 def _source_rank(
     candidate: Candidate, dependent: Candidate | None
-) -> tuple[int, int, int, str, int, str, int]:
+) -> tuple[int, int, int, str, int, str, str, int]:
+    """OLM's order of a dependency's providers (resolver.go sortBundles): the dependent's own
+    catalog first, then by priority; within a catalog default channels first, then by package
+    and channel name; within a channel from the head down."""
     source = candidate.source
     same = 0 if dependent is not None and dependent.source == source else 1
     return (
@@ -102,6 +105,7 @@ def _source_rank(
         0 if source.own_namespace else 1,
         source.key,
         0 if candidate.default_channel else 1,
+        candidate.package,
         candidate.channel,
         candidate.position,
     )
@@ -194,11 +198,12 @@ class Resolver:
 
     def _providers(self, dependent: Candidate, requirement: Requirement) -> list[Choice]:
         """What satisfies one requirement of `dependent`: installed CSVs first, then bundles in
-        OLM's preference order (its own catalog first, then by priority, ...)."""
+        OLM's preference order (its own catalog first, then by priority, ...); an entry its
+        channel skips is no provider from that channel (OLM's sortChannel drops it)."""
         if requirement not in self._meeting:  # bundles sharing a requirement test it once
             self._meeting[requirement] = (
                 [i for i in self.installed if requirement.met_by(i)],
-                [c for c in self.candidates if requirement.met_by(c)],
+                [c for c in self.candidates if not c.skipped and requirement.met_by(c)],
             )
         found, matches = self._meeting[requirement]
         return [*found, *sorted(matches, key=lambda c: _source_rank(c, dependent))]

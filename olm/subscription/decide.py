@@ -26,7 +26,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from olm.api.conditions import find_condition, remove_conditions, timestamp
+from olm.api.conditions import (
+    SUBSCRIPTION_UNSTAMPED,
+    find_condition,
+    remove_conditions,
+    timestamp,
+)
 from olm.api.installplan import Approval, ConditionStatus, InstallPlanPhase
 from olm.api.subscription import (
     RESOLUTION_FAILED_EVENT,
@@ -268,6 +273,7 @@ def _resolution_conditions(snapshot: Snapshot, result: Resolved, failures: Failu
                 reason.value,
                 message,
                 snapshot.now,
+                SUBSCRIPTION_UNSTAMPED,
             )
             if before is None or before.get("message") != message:
                 messages.append(message)

@@ -335,7 +335,7 @@ def steps_for(
             bundle.objects,
             snapshot.namespace,
             (candidate.source.name, candidate.source.namespace),
-            replaces,
+            replaces or candidate.replaces,  # OLM: the installed CSV, else the channel entry's
             properties=bundle.properties,
         )
     except ValueError as exc:

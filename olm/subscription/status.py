@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
-from olm.api.conditions import SUBSCRIPTION_CONDITION, Condition, timestamp
+from olm.api.conditions import SUBSCRIPTION_CONDITION, Condition, ConditionStyle, timestamp
 from olm.api.conditions import set_condition as conditions_set
 from olm.api.installplan import ConditionStatus
 from olm.api.subscription import SubscriptionReason
@@ -34,11 +34,10 @@ def set_condition(
     reason: str,
     message: str,
     now: datetime.datetime,
+    style: ConditionStyle = SUBSCRIPTION_CONDITION,
 ) -> list[Condition]:
     """The list with `kind` set (OLM's SetCondition: replaced in place, else appended)."""
-    return conditions_set(
-        conditions, kind, status, reason, message, now, style=SUBSCRIPTION_CONDITION
-    )
+    return conditions_set(conditions, kind, status, reason, message, now, style=style)
 
 
 def _value(value: Any) -> Any:

@@ -91,6 +91,8 @@ class Side:
     log_dir: Path
     extras: list[subprocess.Popen[bytes]] = field(default_factory=list)
     served: set[str] = field(default_factory=set)
+    # CatalogSource name -> (port, opm process): `reserve` restarts one on its port.
+    servers: dict[str, tuple[int, subprocess.Popen[bytes]]] = field(default_factory=dict)
 
     def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
         return self.plane.kubectl(*args, stdin=stdin, check=check).stdout
@@ -126,24 +128,7 @@ class Side:
     ) -> None:
         """`opm serve DIRECTORY` on 127.0.0.1:PORT and CatalogSource NAMESPACE/NAME pointing at
         it (the same way on both sides; the real OLM needs inline bundles)."""
-        log = (self.log_dir / f"opm-{name}.log").open("ab")
-        self.extras.append(
-            subprocess.Popen(
-                [
-                    str(self.plane.bin_dir / "opm"),
-                    "serve",
-                    str(directory),
-                    "-p",
-                    str(port),
-                    "--pprof-addr",
-                    "",
-                    "-t",
-                    str(self.log_dir / f"opm-{name}.term"),
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        )
+        self._start_opm(directory, name, port)
         self.apply(
             {
                 "apiVersion": "operators.coreos.com/v1alpha1",
@@ -152,6 +137,34 @@ class Side:
                 "spec": {"sourceType": "grpc", "address": f"127.0.0.1:{port}", "displayName": name},
             }
         )
+
+    def _start_opm(self, directory: Path, name: str, port: int) -> None:
+        log = (self.log_dir / f"opm-{name}.log").open("ab")
+        process = subprocess.Popen(
+            [
+                str(self.plane.bin_dir / "opm"),
+                "serve",
+                str(directory),
+                "-p",
+                str(port),
+                "--pprof-addr",
+                "",
+                "-t",
+                str(self.log_dir / f"opm-{name}.term"),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        self.extras.append(process)
+        self.servers[name] = (port, process)
+
+    def reserve(self, name: str, directory: Path) -> None:
+        """Serve DIRECTORY instead, on the same port (a catalog's new content, as a new
+        catalog image would bring): the old `opm serve` stops, a new one starts."""
+        port, process = self.servers[name]
+        process.terminate()
+        process.wait(30)
+        self._start_opm(directory, name, port)
 
     def catalog(
         self,
@@ -264,6 +277,9 @@ class Scope:
     api_prefixes: list[str] = field(default_factory=list)  # per-API ClusterRoles, by name
     crds: list[str] = field(default_factory=list)  # CustomResourceDefinitions, by name
     resources: list[str] = field(default_factory=list)  # more namespaced kinds (users' CRs)
+    # Cluster-scoped kinds kept when labelled olm.owner.namespace with a scope namespace
+    # (webhook configurations, APIServices).
+    cluster_resources: list[str] = field(default_factory=list)
 
 
 def collect(side: Side, scope: Scope) -> list[dict[str, Any]]:
@@ -297,7 +313,8 @@ def collect(side: Side, scope: Scope) -> list[dict[str, Any]]:
                 }
             )
     namespaces = set(scope.namespaces)
-    for item in side.items("clusterroles,clusterrolebindings"):
+    owned = ",".join(["clusterroles", "clusterrolebindings", *scope.cluster_resources])
+    for item in side.items(owned):
         meta = item["metadata"]
         labels = meta.get("labels") or {}
         if labels.get("olm.owner.namespace") in namespaces or any(

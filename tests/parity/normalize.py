@@ -12,7 +12,8 @@ Normalization rules (each has a unit test in tests/unit/parity/):
   references, `olm.operatorgroup.uid/<uid>` label keys, messages); any other UUID becomes
   `<uid>`.
 - Keys `resourceVersion`, `managedFields`, `creationTimestamp`, `deletionTimestamp`,
-  `generateName` are dropped, and the annotation `kubectl.kubernetes.io/last-applied-configuration`.
+  `generateName`, `clusterIP(s)` (a Service's address) are dropped; a webhook configuration's
+  generated name `<name>-<5 chars>` becomes `<name>-<suffix>`; and the annotation `kubectl.kubernetes.io/last-applied-configuration`.
 - RFC 3339 timestamps (whole strings) become `<time>`.
 - InstallPlan names `install-xxxxx` become `install-<n>`, numbered in creation order.
 - Generated RBAC names (Role/RoleBinding/ClusterRole/ClusterRoleBinding labelled `olm.owner`
@@ -57,8 +58,18 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 INSTALL_PLAN_NAME = re.compile(r"^install-[a-z0-9]{5}$")
 DROPPED_KEYS = frozenset(
-    {"resourceVersion", "managedFields", "creationTimestamp", "deletionTimestamp", "generateName"}
+    {
+        "resourceVersion",
+        "managedFields",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "generateName",
+        "clusterIP",  # a Service's address, the cluster's pick
+        "clusterIPs",
+    }
 )
+WEBHOOK_KINDS = frozenset({"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"})
+GENERATED_SUFFIX = re.compile(r"^(.+)-[a-z0-9]{5}$")
 DROPPED_ANNOTATIONS = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
 HASH_LABELS = frozenset({"olm.deployment-spec-hash", "olm.permissions.hash"})
 LOCAL_PORT = re.compile(r"\b(127\.0\.0\.1|localhost):\d{2,5}\b")
@@ -177,6 +188,9 @@ def replacements(objects: Iterable[Mapping[str, Any]]) -> dict[str, str]:
         kind = obj.get("kind")
         if kind == "InstallPlan" and INSTALL_PLAN_NAME.match(name):
             plans.append((meta.get("creationTimestamp") or "", name))
+        if kind in WEBHOOK_KINDS and GENERATED_SUFFIX.match(name):
+            # OLM's webhook configurations are generateName'd: <webhook name>-<5 chars>
+            table[name] = GENERATED_SUFFIX.sub(r"\1-<suffix>", name)
         if kind in RBAC_KINDS and name.startswith("olm.og."):
             # OperatorGroup ClusterRoles: olm.og.<group>.<admin|edit|view>-<hash>
             base, dash, suffix = name.rpartition("-")

@@ -98,7 +98,9 @@ def test_a_refused_connection_is_a_sentence_and_an_event() -> None:
     )
     assert plan.event is not None and plan.event.reason == "RegistryServerError"
     assert plan.event.message == plan.status["message"]
-    assert plan.drop and plan.cache is None and plan.requeue_after == 30.0
+    # What was read before stays in use while the address does not answer (OLM keeps
+    # resolving from a source that was healthy once; found by the corpus parity run under load)
+    assert not plan.drop and plan.cache is None and plan.requeue_after == 30.0
     failing = source(GRPC, {**READY_STATUS, **plan.status})
     again = decide(snapshot(failing), Fetched(failure=REFUSED))
     assert again.status is None and again.event is None, "a steady failure does not churn"

@@ -565,3 +565,15 @@ def test_package_manifest_related_images_are_compared_in_any_order() -> None:
     assert [d.path for d in diff_runs({"p": [a]}, {"p": [c]})] == [
         "status.channels[name=stable].currentCSVDesc.relatedImages"
     ]
+
+
+def test_service_addresses_and_webhook_configuration_suffixes_are_noise() -> None:
+    service = {
+        "kind": "Service",
+        "metadata": {"name": "s", "namespace": "ns"},
+        "spec": {"clusterIP": "10.1.2.3", "clusterIPs": ["10.1.2.3"], "ports": [{"port": 443}]},
+    }
+    hook = {"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "vcache.kb.io-25bwz"}}
+    found = normalize([service, hook])
+    assert found["Service ns/s"]["spec"] == {"ports": [{"port": 443}]}
+    assert "ValidatingWebhookConfiguration vcache.kb.io-<suffix>" in found

@@ -564,6 +564,7 @@ def test_a_missing_catalog_fails_resolution_once_with_one_event() -> None:
     failed = conditions(write.status)["ResolutionFailed"]
     assert (failed["status"], failed["reason"]) == ("True", "ConstraintsNotSatisfiable")
     assert 'catalog source "nope"' in failed["message"] and "Fix spec.source" in failed["message"]
+    assert "lastTransitionTime" not in failed, "OLM writes ResolutionFailed with no time"
     [event] = decision.events
     assert (event.type, event.reason) == ("Warning", "ResolutionFailed")
     assert decide(apply(snapshot, decision)).empty, "no second event, no rewrite"
