@@ -38,7 +38,7 @@ from olm.devcluster.image_base import (
     podman_env,
     run_step,
 )
-from olm.devcluster.verifiedcache import sha256_file
+from olm.devcluster.verifiedcache import build_lock, sha256_file
 from olm.devcluster.versions import cache_root
 from olm.progress import QUIET, Progress
 
@@ -180,18 +180,36 @@ def _pinned_constraints() -> str:
     return constraints_from_freeze(installed_requirements())
 
 
+def _cached_wheels(house: Path) -> list[Path] | None:
+    """The wheels of a complete wheelhouse (its record lists them, all present), else None."""
+    record = house / "complete.json"
+    if not record.is_file():
+        return None
+    wheels = [house / name for name in json.loads(record.read_text())]
+    return wheels if all(path.is_file() for path in wheels) else None
+
+
 def ensure_dependency_wheels(
     source: Path, constraints: str, key: str, progress: Progress = QUIET
 ) -> list[Path]:
-    """The dependencies' wheels, pinned to the running venv's versions; cached by `key`."""
+    """The dependencies' wheels, pinned to the running venv's versions; cached by `key`.
+
+    Concurrent builds (two `make test` of two clones) wait for each other on a lock beside
+    the wheelhouse; the one that waited reuses what the other built."""
     house = wheelhouse_dir(key)
-    record = house / "complete.json"
-    if record.is_file():
-        names = json.loads(record.read_text())
-        wheels = [house / name for name in names]
-        if all(path.is_file() for path in wheels):
-            progress.say(f"Using {len(wheels)} cached dependency wheels in {house}")
-            return wheels
+    wheels = _cached_wheels(house)
+    if wheels is None:
+        with build_lock(house):
+            wheels = _cached_wheels(house) or _build_wheelhouse(
+                source, constraints, house, progress
+            )
+    progress.say(f"Using {len(wheels)} cached dependency wheels in {house}")
+    return wheels
+
+
+def _build_wheelhouse(
+    source: Path, constraints: str, house: Path, progress: Progress
+) -> list[Path]:
     partial = house.with_name(house.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     shutil.rmtree(house, ignore_errors=True)
@@ -212,9 +230,10 @@ def ensure_dependency_wheels(
     names = sorted(path.name for path in partial.glob("*.whl"))
     (partial / "complete.json").write_text(json.dumps(names, indent=2))
     partial.replace(house)
-    # One wheelhouse per set of versions is enough: drop the older ones.
+    # One wheelhouse per set of versions is enough: drop the older ones (not a build of
+    # another set in progress, nor its lock).
     for sibling in house.parent.iterdir():
-        if sibling.name.startswith(house.name) or sibling.name.endswith(".partial"):
+        if sibling.name.startswith(house.name) or sibling.name.endswith((".partial", ".lock")):
             continue
         if sibling.is_dir():
             shutil.rmtree(sibling, ignore_errors=True)

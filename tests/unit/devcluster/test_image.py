@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from olm.devcluster import image
 from olm.devcluster.image import (
     constraints_from_freeze,
     copy_source,
@@ -255,3 +258,34 @@ def test_installed_requirements_pin_the_venv_like_pip_freeze() -> None:
     assert "pip" not in names  # packaging tools are left out, as pip freeze does
     assert "olm-py" not in names  # the editable checkout itself
     assert all("==" in line for line in lines)
+
+
+def test_two_builders_of_the_dependency_wheels_wait_for_each_other(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two `make test` of two clones building the same wheelhouse at once: one builds, the
+    other waits and reuses it (before the lock, the second removed the first's folder)."""
+    monkeypatch.setenv("OLM_PY_CACHE", str(tmp_path / "cache"))
+    builds: list[str] = []
+
+    def fake_pip(args: list[str], *_: object, **__: object) -> None:
+        wheel_dir = Path(args[args.index("--wheel-dir") + 1])
+        builds.append(str(wheel_dir))
+        time.sleep(0.2)  # long enough for the other builder to arrive while this one builds
+        (wheel_dir / "dep-1.0-py3-none-any.whl").write_text("wheel")
+
+    monkeypatch.setattr(image, "run_step", fake_pip)
+    results: list[list[Path]] = []
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(image.ensure_dependency_wheels(tmp_path, "", "k"))
+        )
+        for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(builds) == 1
+    assert [[p.name for p in r] for r in results] == [["dep-1.0-py3-none-any.whl"]] * 2
+    assert all(path.is_file() for r in results for path in r)
