@@ -3,8 +3,9 @@
 
 Per Validating or Mutating definition: a Validating/MutatingWebhookConfiguration
 `<generateName>-xxxxx` with one webhook pointing at the Deployment's Service
-(olm.install.certresources), `caBundle` = that Deployment's CA, labels olm.owner* +
-olm.webhook-description-generate-name/-hash, and a namespaceSelector for the OperatorGroup's
+(olm.install.certresources), `caBundle` = that Deployment's CA, labels olm.owner*,
+olm.webhook-description-generate-name, olm.webhook-description-hash (OLM's DeepHashObject of
+the definition, `go_description`) and olm.managed=true, and a namespaceSelector for the OperatorGroup's
 targets. Configurations labelled as the CSV's whose definition is gone are stale (OLM
 cleanUpRemovedWebhooks). ConversionWebhook definitions are olm.install.conversion's.
 
@@ -17,10 +18,10 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
-import json
 from typing import Any
 
-from olm.api.labels import OPERATOR_GROUP_UID_LABEL_PREFIX, Label
+from olm.api.gohash import deep_hash_object, sorted_map
+from olm.api.labels import MANAGED_VALUE, OPERATOR_GROUP_UID_LABEL_PREFIX, Label
 from olm.install.certresources import (
     WebhookWorld,
     container_port,
@@ -47,11 +48,69 @@ class WebhookProblem(ValueError):
     """The webhooks cannot be installed as declared; the message names the field and the fix."""
 
 
+# OLM's CSV CRD defaults a webhook definition's containerPort (kubebuilder:default=443), so
+# the stored definition OLM hashes carries it even when the bundle leaves it out.
+DEFAULT_CONTAINER_PORT = 443
+
+
 def description_hash(desc: dict[str, Any]) -> str:
-    digest = hashlib.sha256(
-        json.dumps(desc, sort_keys=True, separators=(",", ":")).encode()
-    ).digest()
-    return int.from_bytes(digest[:8], "big").__format__("x")
+    """OLM's `olm.webhook-description-hash`: DeepHashObject of the WebhookDescription struct."""
+    return deep_hash_object(go_description(desc))
+
+
+def go_description(desc: dict[str, Any]) -> dict[str, Any]:
+    """A webhook definition laid out as Go's `v1alpha1.WebhookDescription` encodes: fields in
+    declaration order, `omitempty` ones left out when empty, `sideEffects` and
+    `admissionReviewVersions` always (null when absent)."""
+    out: dict[str, Any] = {
+        "generateName": desc.get("generateName") or "",
+        "type": desc.get("type") or "",
+    }
+    _put(out, "deploymentName", desc.get("deploymentName"))
+    _put(out, "containerPort", desc.get("containerPort", DEFAULT_CONTAINER_PORT))
+    _put(out, "targetPort", desc.get("targetPort"), keep_zero=True)
+    _put(out, "rules", [_go_rule(rule) for rule in desc.get("rules") or []])
+    _put(out, "failurePolicy", desc.get("failurePolicy"), keep_zero=True)
+    _put(out, "matchPolicy", desc.get("matchPolicy"), keep_zero=True)
+    if desc.get("objectSelector") is not None:
+        out["objectSelector"] = _go_selector(desc["objectSelector"])
+    out["sideEffects"] = desc.get("sideEffects")
+    _put(out, "timeoutSeconds", desc.get("timeoutSeconds"), keep_zero=True)
+    out["admissionReviewVersions"] = desc.get("admissionReviewVersions")
+    _put(out, "reinvocationPolicy", desc.get("reinvocationPolicy"), keep_zero=True)
+    _put(out, "webhookPath", desc.get("webhookPath"), keep_zero=True)
+    _put(out, "conversionCRDs", desc.get("conversionCRDs"))
+    return out
+
+
+def _put(out: dict[str, Any], key: str, value: Any, *, keep_zero: bool = False) -> None:
+    """Set an `omitempty` field: a pointer (`keep_zero`) is left out only when nil, a value or
+    slice also when it is its zero value."""
+    if value is None or (not keep_zero and value in ("", 0, [], {})):
+        return
+    out[key] = value
+
+
+def _go_rule(rule: dict[str, Any]) -> dict[str, Any]:
+    """admissionregistration/v1 RuleWithOperations: operations, then the inlined Rule."""
+    out: dict[str, Any] = {}
+    for key in ("operations", "apiGroups", "apiVersions", "resources"):
+        _put(out, key, rule.get(key))
+    _put(out, "scope", rule.get("scope"), keep_zero=True)
+    return out
+
+
+def _go_selector(selector: dict[str, Any]) -> dict[str, Any]:
+    """metav1.LabelSelector: matchLabels (a map: sorted keys), then matchExpressions."""
+    out: dict[str, Any] = {}
+    _put(out, "matchLabels", sorted_map(selector.get("matchLabels") or {}))
+    expressions = []
+    for item in selector.get("matchExpressions") or []:
+        expression = {"key": item.get("key") or "", "operator": item.get("operator") or ""}
+        _put(expression, "values", item.get("values"))
+        expressions.append(expression)
+    _put(out, "matchExpressions", expressions)
+    return out
 
 
 def namespace_selector(group: dict[str, Any]) -> dict[str, Any] | None:
@@ -138,6 +197,7 @@ def render_config(
                 **owner_label_set(csv),
                 Label.WEBHOOK_DESCRIPTION_GENERATE_NAME.value: desc.get("generateName", ""),
                 Label.WEBHOOK_DESCRIPTION_HASH.value: description_hash(desc),
+                Label.MANAGED.value: MANAGED_VALUE,
             },
         },
         "webhooks": [webhook],

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olm.api import body
+from olm.api.gohash import base62
 from olm.api.kinds import Kind
 from olm.api.labels import Annotation, Label
 from olm.api.scope import (
@@ -58,20 +59,8 @@ API_SERVICE_API_VERSION = "apiregistration.k8s.io/v1"
 API_SERVICE_KIND = "APIService"
 OPERATOR_GROUP_KIND = Kind.OPERATOR_GROUP.value
 
-_BASE62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _FNV64_OFFSET = 0xCBF29CE484222325
 _FNV64_PRIME = 0x100000001B3
-
-
-def base62(value: int) -> str:
-    """Go's `big.Int.Text(62)`: digits 0-9, a-z, A-Z."""
-    if value == 0:
-        return "0"
-    digits = []
-    while value:
-        value, rest = divmod(value, 62)
-        digits.append(_BASE62[rest])
-    return "".join(reversed(digits))
 
 
 def fnv64a(text: str) -> str:

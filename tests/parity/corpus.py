@@ -30,7 +30,8 @@ from tests.parity.corpus_drive import SOURCE, Outcome, clean_up, drive
 from tests.parity.corpus_plan import PackagePlan
 from tests.parity.corpus_report import Row, compare, markdown
 from tests.parity.harness import reference_kind, started, state_root, sweep_crashed_runs
-from tests.parity.normalize import KNOWN, Difference, load_known
+from tests.parity.known import KNOWN, load_known
+from tests.parity.normalize import Difference
 from tests.support.paths import SHARED
 
 CORPUS = SHARED / "corpus" / "community-operators"

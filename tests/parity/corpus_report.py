@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.parity.corpus_plan import PackagePlan
-from tests.parity.normalize import Difference, KnownDifference, diff_runs, unlisted
+from tests.parity.known import KnownDifference, unlisted
+from tests.parity.normalize import Difference, diff_runs
 
 Snapshots = Mapping[str, list[dict[str, Any]]]
 

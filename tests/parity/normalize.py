@@ -26,7 +26,7 @@ Normalization rules (each has a unit test in tests/unit/parity/):
 - Empty values (`{}`, `[]`, `""`) are dropped as if omitted (OLM's Go encoding writes zero
   values olm-py omits), except in labels and annotations, where `""` is a value.
 - The values of the hash labels `olm.deployment-spec-hash` and `olm.permissions.hash` become
-  `<hash>`; `127.0.0.1:PORT` becomes `127.0.0.1:<port>`; a ReplicaSet's pod-template hash in
+  `<hash>`; each cluster's own CA, a `caBundle` and the `olmcahash` annotation, becomes `<ca>`; `127.0.0.1:PORT` becomes `127.0.0.1:<port>`; a ReplicaSet's pod-template hash in
   messages becomes `<hash>`.
 - Lists whose items all have distinct `name`s or `type`s are compared by that key; the order
   matters for `name` lists (containers, steps), not for `type` lists (conditions).
@@ -42,7 +42,6 @@ Normalization rules (each has a unit test in tests/unit/parity/):
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -50,7 +49,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.parity.reshape import BY_KIND
-from tests.support.paths import REPO
 
 Obj = dict[str, Any]
 
@@ -72,6 +70,9 @@ WEBHOOK_KINDS = frozenset({"ValidatingWebhookConfiguration", "MutatingWebhookCon
 GENERATED_SUFFIX = re.compile(r"^(.+)-[a-z0-9]{5}$")
 DROPPED_ANNOTATIONS = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
 HASH_LABELS = frozenset({"olm.deployment-spec-hash", "olm.permissions.hash"})
+# Each cluster makes its own CA for webhooks and APIServices: its PEM and its hash differ.
+CA_KEYS = frozenset({"caBundle"})
+CA_ANNOTATIONS = frozenset({"olmcahash"})
 LOCAL_PORT = re.compile(r"\b(127\.0\.0\.1|localhost):\d{2,5}\b")
 REPLICA_SET = re.compile(r'(ReplicaSet \\?"[a-z0-9.-]+)-[a-z0-9]{6,10}(\\?")')
 RBAC_KINDS = frozenset({"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"})
@@ -240,7 +241,13 @@ def _normalize_value(value: Any, table: Mapping[str, str], pattern: re.Pattern[s
             if key in DROPPED_KEYS:
                 continue
             if key == "annotations" and isinstance(item, dict):
-                item = {k: v for k, v in item.items() if k not in DROPPED_ANNOTATIONS}
+                item = {
+                    k: "<ca>" if k in CA_ANNOTATIONS else v
+                    for k, v in item.items()
+                    if k not in DROPPED_ANNOTATIONS
+                }
+            if key in CA_KEYS and isinstance(item, str) and item:
+                item = "<ca>"
             if key == "labels" and isinstance(item, dict):
                 item = {k: "<hash>" if k in HASH_LABELS else v for k, v in item.items()}
             if key == "manifest" and isinstance(item, str) and item.startswith("{"):
@@ -434,70 +441,3 @@ def diff_runs(
             continue
         out.extend(diff_snapshots(point, normalize(reference[point]), normalize(olm_py[point])))
     return out
-
-
-@functools.cache
-def _glob_pattern(pattern: str) -> re.Pattern[str]:
-    expression = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
-    return re.compile(expression + r"\Z", re.S)
-
-
-def _glob(text: str, pattern: str) -> bool:
-    """Glob where only `*` and `?` are special (JSON paths are full of brackets)."""
-    return _glob_pattern(pattern).match(text) is not None
-
-
-@dataclass(frozen=True)
-class KnownDifference:
-    """One entry of known_differences.yaml."""
-
-    scenario: str  # scenario name, or "*"
-    kind: str  # object kind, or "*"
-    path: str  # glob over the JSON path ("" for a whole object)
-    reason: str
-    heading: str  # the docs/differences.md heading that explains it
-    object: str = "*"  # glob over "namespace/name" (or "name" when cluster-scoped)
-    point: str = "*"  # glob over the snapshot point
-
-    def matches(self, scenario: str, difference: Difference) -> bool:
-        name = difference.object.split(" ", 1)[1] if " " in difference.object else ""
-        return (
-            _glob(scenario, self.scenario)
-            and _glob(difference.kind, self.kind)
-            and _glob(name, self.object)
-            and _glob(difference.point, self.point)
-            and _glob(difference.path, self.path)
-        )
-
-
-def load_known(entries: Iterable[Mapping[str, Any]]) -> list[KnownDifference]:
-    """known_differences.yaml's list -> entries; a missing or unknown field is an error."""
-    fields = set(KnownDifference.__dataclass_fields__)
-    out = []
-    for index, entry in enumerate(entries):
-        unknown = set(entry) - fields
-        missing = {"scenario", "kind", "path", "reason", "heading"} - set(entry)
-        if unknown or missing:
-            raise ValueError(
-                f"known_differences[{index}]: unknown fields {sorted(unknown)}, "
-                f"missing fields {sorted(missing)}"
-            )
-        out.append(KnownDifference(**{k: str(v) for k, v in entry.items()}))
-    return out
-
-
-def unlisted(
-    scenario: str, differences: Iterable[Difference], known: Iterable[KnownDifference]
-) -> list[Difference]:
-    known = list(known)
-    return [d for d in differences if not any(k.matches(scenario, d) for k in known)]
-
-
-def headings(markdown: str) -> set[str]:
-    """Every heading text of a Markdown document, and every bold lead-in of a list item."""
-    out = {m.group(1).strip() for m in re.finditer(r"^#+\s+(.+)$", markdown, re.M)}
-    out |= {m.group(1).strip() for m in re.finditer(r"^- \*\*(.+?)\*\*", markdown, re.M)}
-    return out
-
-
-KNOWN = REPO / "tests" / "parity" / "known_differences.yaml"

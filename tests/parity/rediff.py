@@ -11,7 +11,8 @@ import json
 import yaml
 
 from tests.parity.harness import state_root
-from tests.parity.normalize import KNOWN, diff_runs, load_known, unlisted
+from tests.parity.known import KNOWN, load_known, unlisted
+from tests.parity.normalize import diff_runs
 
 
 def main() -> int:

@@ -24,7 +24,8 @@ from tests.parity.harness import (
     state_root,
     sweep_crashed_runs,
 )
-from tests.parity.normalize import KNOWN, Difference, diff_runs, load_known, unlisted
+from tests.parity.known import KNOWN, load_known, unlisted
+from tests.parity.normalize import Difference, diff_runs
 from tests.parity.scenarios import SCENARIOS, Scenario, Snapshots
 
 pytestmark = pytest.mark.parity

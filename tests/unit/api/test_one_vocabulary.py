@@ -40,6 +40,8 @@ CHECKS = {
         r'next\(\s*\(\w+ for \w+ in [^)]* if \w+\.get\("type"\) ==',
         {"api/conditions.py"},
     ),
+    # Go's base62 digits by hand (olm.api.gohash.base62).
+    "base62": (r"divmod\(\w+, 62\)", {"api/gohash.py"}),
     # A wait loop timed by hand (olm.waiting.attempts). The queue's `get` waits on a condition
     # variable, not by polling; the dev cluster's starts keep one deadline across several waits.
     "wait deadline": (

@@ -232,6 +232,7 @@ def test_install_renders_olms_objects() -> None:
     assert labels["olm.owner.kind"] == "ClusterServiceVersion"
     assert labels["olm.webhook-description-generate-name"] == "vthing.example.com"
     assert "olm.webhook-description-hash" in labels
+    assert labels["olm.managed"] == "true"  # OLM addWebhookLabels
     [hook] = config["webhooks"]
     assert hook["clientConfig"]["service"] == {
         "name": "op-service",

@@ -21,7 +21,8 @@ from tests.parity.corpus_plan import (
     targets_for,
 )
 from tests.parity.corpus_report import Row, compare, markdown, totals
-from tests.parity.normalize import Difference, KnownDifference
+from tests.parity.known import KnownDifference
+from tests.parity.normalize import Difference
 from tests.support.paths import SHARED
 
 ALL, OWN, SINGLE, MULTI = "AllNamespaces", "OwnNamespace", "SingleNamespace", "MultiNamespace"

@@ -7,17 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.parity.normalize import (
-    MISSING,
-    Difference,
-    KnownDifference,
-    diff_runs,
-    diff_values,
-    headings,
-    load_known,
-    normalize,
-    unlisted,
-)
+from tests.parity.known import KnownDifference, headings, load_known, unlisted
+from tests.parity.normalize import MISSING, Difference, diff_runs, diff_values, normalize
 from tests.support.paths import REPO
 
 UID_A = "0b9f6c1e-1111-4a2b-9c3d-000000000001"
@@ -461,6 +452,17 @@ def test_events_about_pods_are_dropped() -> None:
                 }
             },
             id="hash-labels",
+        ),
+        pytest.param(
+            {
+                "metadata": {"annotations": {"olmcahash": "cdd9fa44", "other": "kept"}},
+                "webhooks": [{"clientConfig": {"caBundle": "LS0tLS1CRUdJTi"}}],
+            },
+            {
+                "metadata": {"annotations": {"olmcahash": "<ca>", "other": "kept"}},
+                "webhooks": [{"clientConfig": {"caBundle": "<ca>"}}],
+            },
+            id="each-clusters-own-ca",
         ),
         pytest.param({"address": "127.0.0.1:37291"}, {"address": "127.0.0.1:<port>"}, id="port"),
         pytest.param(

@@ -13,7 +13,6 @@ from olm.api.views import Gvk
 from olm.scope.apiroles import (
     aggregation_label,
     aggregation_rule,
-    base62,
     fnv64a,
     format_provided_apis,
     group_apis,
@@ -75,13 +74,6 @@ def test_long_group_names_are_cut_to_253() -> None:
     assert len(name) <= 253
     assert name.startswith("olm.og." + "g" * 100)
     assert ".admin-" in name
-
-
-def test_base62_uses_gos_digits() -> None:
-    assert base62(0) == "0"
-    assert base62(61) == "Z"
-    assert base62(62) == "10"
-    assert base62(35) == "z"
 
 
 @pytest.mark.parametrize(
