@@ -80,3 +80,17 @@ def test_manifests_hold_olms_namespaces_and_global_operator_group() -> None:
     group = yaml.safe_load((root / "global-operatorgroup.yaml").read_text())
     assert (group["kind"], group["metadata"]["namespace"]) == ("OperatorGroup", "operators")
     assert "spec" not in group or not group["spec"].get("targetNamespaces")
+
+
+def test_csv_schema_defaults_what_olms_does_for_real_csvs() -> None:
+    """OLM's CSV CRD defaults a container port's protocol and a webhook definition's
+    containerPort, so the API server writes them into the stored CSV; olm-py's does too."""
+    spec = CRDS["ClusterServiceVersion"]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    spec = spec["properties"]["spec"]["properties"]
+    deployment = spec["install"]["properties"]["spec"]["properties"]["deployments"]["items"]
+    pod = deployment["properties"]["spec"]["properties"]["template"]["properties"]["spec"]
+    for containers in ("containers", "initContainers", "ephemeralContainers"):
+        port = pod["properties"][containers]["items"]["properties"]["ports"]["items"]
+        assert port["properties"]["protocol"]["default"] == "TCP"
+    webhook = spec["webhookdefinitions"]["items"]["properties"]
+    assert webhook["containerPort"]["default"] == 443
