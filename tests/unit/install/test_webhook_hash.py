@@ -1,6 +1,7 @@
 """`olm.webhook-description-hash` is OLM's: DeepHashObject of the WebhookDescription as OLM
 stores it (its CRD defaults containerPort to 443). The expected values are the labels OLM
-v0.38 wrote on gingersnap 0.0.1's six webhook configurations in the corpus parity run
+v0.38 wrote on the webhook configurations of gingersnap 0.0.1 (six) and
+jupyter-notebook-validator-operator 1.0.8 (two) in the corpus parity run
 (docs/parity-corpus.md)."""
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ import yaml
 from olm.install.webhooks import description_hash, go_description
 from tests.support.paths import SHARED
 
-GINGERSNAP = (
-    SHARED
-    / "corpus/community-operators/operators/gingersnap/0.0.1/manifests"
-    / "gingersnap.clusterserviceversion.yaml"
+OPERATORS = SHARED / "corpus/community-operators/operators"
+GINGERSNAP = OPERATORS / "gingersnap/0.0.1/manifests/gingersnap.clusterserviceversion.yaml"
+JUPYTER = (
+    OPERATORS
+    / "jupyter-notebook-validator-operator/1.0.8/manifests"
+    / "jupyter-notebook-validator-operator.clusterserviceversion.yaml"
 )
 OLM_V0_38_LABELS = {
+    "mnotebookvalidationjob.kb.io": "cKp0AqCBpnFWwbLIIb6a1MEX46v9pXNVjI9hav",
+    "vnotebookvalidationjob.kb.io": "pqDxF3G1hrUWIdxPhYs6fAmcp9jq10ZPKCwbC",
     "mcache.kb.io": "2UB5frQ0qf25YemfuxhlH7zL0ZiSPVXbuel2LG",
     "meagercacherule.kb.io": "9aFZQSuYByf1K0t2gtb5520CarisKeqULaCF0b",
     "mlazycacherule.gingersnap-project.io": "7Tj9GqGXXwSmtSxq2GCi9BBoOpFWNFWlAhS566",
@@ -28,18 +33,21 @@ OLM_V0_38_LABELS = {
 }
 
 
-def gingersnap_definitions() -> dict[str, dict[str, Any]]:
-    csv = yaml.safe_load(GINGERSNAP.read_text())
-    return {d["generateName"]: d for d in csv["spec"]["webhookdefinitions"]}
+def definitions() -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in (GINGERSNAP, JUPYTER):
+        csv = yaml.safe_load(path.read_text())
+        out.update({d["generateName"]: d for d in csv["spec"]["webhookdefinitions"]})
+    return out
 
 
 @pytest.mark.parametrize(("name", "label"), sorted(OLM_V0_38_LABELS.items()))
 def test_the_hash_is_the_one_olm_writes(name: str, label: str) -> None:
-    assert description_hash(gingersnap_definitions()[name]) == label
+    assert description_hash(definitions()[name]) == label
 
 
 def test_an_absent_container_port_hashes_as_olms_default() -> None:
-    definition = dict(gingersnap_definitions()["vcache.kb.io"])
+    definition = dict(definitions()["vcache.kb.io"])
     definition.pop("containerPort", None)
     assert go_description(definition)["containerPort"] == 443
     assert description_hash(definition) == description_hash({**definition, "containerPort": 443})
