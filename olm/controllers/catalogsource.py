@@ -79,6 +79,10 @@ log = logging.getLogger("olm.catalogsource")
 CATALOG_SOURCE = KINDS[Kind.CATALOG_SOURCE]
 GLOBAL_NAMESPACE = GLOBAL_CATALOG_NAMESPACE  # kept for the importers of this module
 REGISTRY_TIMEOUT_SECONDS = 10.0
+# The bundle listing of a big catalog (the community corpus: hundreds of bundles with their
+# manifests inline) streams for longer than a server takes to answer, more so on a busy
+# machine; OLM's connection state follows the gRPC connection, not how long a listing takes.
+LISTING_TIMEOUT_SECONDS = 300.0
 RETRY_STALE_SECONDS = 1.0
 # Registry and image reads run in a small executor of their own: a server that never answers
 # holds one of these threads for its timeout, never one of `olm run`'s shared workers. The
@@ -128,14 +132,16 @@ class CatalogCache:
 
 def read_registry(address: str, timeout: float = REGISTRY_TIMEOUT_SECONDS) -> Fetched:
     """The whole catalog at `address`, or why not (the raw error at debug level only)."""
-    client = RegistryClient(address, timeout=timeout)
+    client = RegistryClient(
+        address, timeout=timeout, listing_timeout=max(timeout, LISTING_TIMEOUT_SECONDS)
+    )
     try:
         return Fetched(catalog=client.catalog())
     except grpc.RpcError as exc:
         code = exc.code() if isinstance(exc, grpc.Call) else None
         details = (exc.details() if isinstance(exc, grpc.Call) else "") or ""
         name = code.name if code is not None else "UNKNOWN"
-        return Fetched(failure=grpc_failure(name, details, repr(exc), timeout))
+        return Fetched(failure=grpc_failure(name, details, repr(exc), client.last_timeout))
     except Exception as exc:  # a server that answers, but not with a catalog we can decode
         return Fetched(failure=Failure(FailureKind.UNREADABLE, detail=repr(exc)))
     finally:

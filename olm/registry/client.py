@@ -44,10 +44,20 @@ def _decode(message_type: type[Message], raw: bytes, method: str) -> Any:
 
 
 class RegistryClient:
-    def __init__(self, address: str, timeout: float = 30.0) -> None:
+    """`timeout` bounds every call but the bundle listing, which `listing_timeout` bounds
+    (default: the same): a big catalog streams for longer than a server takes to answer, and
+    `catalog` asks for the package list first, so a server that does not answer at all is
+    still found out after `timeout`. `last_timeout` is the bound of the last call started (for
+    saying which one ran out)."""
+
+    def __init__(
+        self, address: str, timeout: float = 30.0, listing_timeout: float | None = None
+    ) -> None:
         self.channel = grpc.insecure_channel(address)
         self.stub = rpc.RegistryStub(self.channel)  # type: ignore[no-untyped-call]
         self.timeout = timeout
+        self.listing_timeout = listing_timeout if listing_timeout is not None else timeout
+        self.last_timeout = timeout
 
     def close(self) -> None:
         self.channel.close()
@@ -65,13 +75,17 @@ class RegistryClient:
         call = self.channel.unary_unary(
             SERVICE + method, request_serializer=type(request).SerializeToString
         )
+        self.last_timeout = self.timeout
         return _decode(answer, call(request, timeout=self.timeout), method)
 
-    def _stream(self, method: str, request: Message, answer: type[Message]) -> Iterator[Any]:
+    def _stream(
+        self, method: str, request: Message, answer: type[Message], timeout: float | None = None
+    ) -> Iterator[Any]:
         call = self.channel.unary_stream(
             SERVICE + method, request_serializer=type(request).SerializeToString
         )
-        for raw in call(request, timeout=self.timeout):
+        self.last_timeout = timeout if timeout is not None else self.timeout
+        for raw in call(request, timeout=self.last_timeout):
             yield _decode(answer, raw, method)
 
     def list_packages(self) -> list[str]:
@@ -85,7 +99,9 @@ class RegistryClient:
     def list_bundles(self) -> list[dict[str, Any]]:
         return [
             MessageToDict(b)
-            for b in self._stream("ListBundles", pb.ListBundlesRequest(), pb.Bundle)
+            for b in self._stream(
+                "ListBundles", pb.ListBundlesRequest(), pb.Bundle, self.listing_timeout
+            )
         ]
 
     def call(self, method: str, request: Any) -> Any:
@@ -98,9 +114,10 @@ class RegistryClient:
     def catalog(self) -> Catalog:
         """The whole catalog, as ListBundles + GetPackage show it (what OLM's resolver reads)."""
         catalog = Catalog()
+        names = self.list_packages()  # first: a short call that proves the server answers
         bundles = self.list_bundles()
         heads: list[tuple[str, str, str]] = []  # (package, channel, head CSV) from GetPackage
-        for name in self.list_packages():
+        for name in names:
             data = self.get_package(name)
             heads += [(name, c["name"], c.get("csvName", "")) for c in data.get("channels", [])]
             package = Package(name, default_channel=data.get("defaultChannelName", ""))
