@@ -90,8 +90,12 @@ def _install(world: World, strategy: Strategy) -> Plan:
         delete_deployments=desired.orphans,
     )
     extra: dict[str, Any] = {}
-    if desired.rotated:
-        rotate_at = desired.next_rotation
+    rotate_at = desired.next_rotation
+    # A CSV that takes over a valid certificate (an upgrade: the Secret is the Deployment's,
+    # not the old CSV's) records when it rotates too. OLM's new CSV gets both fields from the
+    # new CA it issues once the old CSV's Secret went with it (NeedsCertRotation).
+    adopted = rotate_at is not None and not (world.csv.get("status") or {}).get("certsRotateAt")
+    if desired.rotated or adopted:
         extra = {
             "certsLastUpdated": timestamp(world.now),
             "certsRotateAt": timestamp(rotate_at) if rotate_at else None,

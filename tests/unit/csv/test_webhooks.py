@@ -571,3 +571,22 @@ def test_an_upgrade_reuses_the_certificate_and_gets_its_own_configuration() -> N
         new_config["webhooks"][0]["clientConfig"]["caBundle"]
         == (old_config["webhooks"][0]["clientConfig"]["caBundle"])
     )
+
+
+def test_an_upgrade_that_keeps_the_certificate_records_when_it_rotates() -> None:
+    """The new CSV takes over the Deployment's valid Secret (no second rollout) and still
+    says when its certificate rotates, as OLM's new CSV does."""
+    _, after = installed(webhook_csv(validating()))
+    assert after.webhooks is not None
+    newer = webhook_csv(validating())
+    newer["metadata"]["name"] = "op.v2"
+    newer["spec"]["replaces"] = "op.v1"
+    newer["status"] = {"phase": "InstallReady", "reason": "AllRequirementsMet"}
+    plan = decide(hook_world(newer, secrets=dict(after.webhooks.secrets), crds={CRD: crd()}))
+    assert moved(plan) == "Installing/InstallSucceeded"
+    assert plan.status is not None
+    assert plan.status["certsRotateAt"] > plan.status["certsLastUpdated"]
+    [secret] = [o for o in plan.resources if o["kind"] == "Secret"]
+    old_secret = next(iter(after.webhooks.secrets.values()))
+    assert old_secret is not None
+    assert secret["data"] == old_secret["data"], "the certificate is kept, not reissued"
