@@ -19,7 +19,6 @@ from olm.controllers.catalogsource import LISTING_TIMEOUT_SECONDS, read_registry
 from olm.registry import registry_pb2 as pb
 from olm.registry import registry_pb2_grpc as rpc
 
-
 SLACK = 5.0
 
 
