@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import kopf
-import urllib3
 
 from olm.api.kinds import KINDS, Kind
 from olm.apiserver.auth import Authorizer
@@ -45,6 +44,7 @@ from olm.controllers.watch import configure, register, relist, resync_keys
 from olm.election.decide import DEFAULT_TIMING, Timing
 from olm.installplan.policy import DEFAULT_POLICY, InstallPolicy
 from olm.kube.client import api_client
+from olm.kube.errors import API_ERRORS
 from olm.kube.gateway import Gateway, GatewayError
 from olm.kube.lease import LeaderElector, LeaseLock
 from olm.metrics.collector import OlmCollector
@@ -129,7 +129,7 @@ def _worker(
         result = "success"
         try:
             requeue = controllers[kind].reconcile(namespace, name)
-        except (GatewayError, urllib3.exceptions.HTTPError) as exc:
+        except API_ERRORS as exc:
             # The API server said no, or did not answer (refused, reset, timed out while it
             # restarts or is stopped): one line, then retry; a traceback is for our own bugs.
             result = "error"
@@ -162,7 +162,7 @@ def _resync(
             continue  # the barrier's own full wake-up comes first
         try:
             relist(store, gateway)
-        except GatewayError as exc:
+        except API_ERRORS as exc:  # also no answer: the resync thread must live on
             log.warning("relist failed (%s); the next resync tries again", exc)
         for key in resync_keys(store):
             queue.add(key)

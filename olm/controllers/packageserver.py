@@ -37,7 +37,7 @@ from olm.controllers.catalogsource import CatalogCache
 from olm.controllers.store import Store, StoreKind
 from olm.install import certs
 from olm.installplan.objects import contains
-from olm.kube.errors import GatewayError, NotFound
+from olm.kube.errors import API_ERRORS, GatewayError, NotFound
 from olm.kube.protocol import KubeGateway
 from olm.packages import registration
 from olm.packages.manifest import package_manifests
@@ -210,7 +210,9 @@ class Registration:
         while not stop.wait(delay):
             try:
                 delay = self.step(utc_now())
-            except GatewayError as exc:
+            except API_ERRORS as exc:
+                # A refusal, or no answer while the API server restarts: one line, retried;
+                # a traceback is for our own bugs.
                 self._say(logging.WARNING, f"registering the PackageManifest API: {exc}")
                 delay = FAST_SECONDS
             except Exception:
@@ -225,7 +227,7 @@ class Registration:
         ours = registration.bridged_service(self.namespace, self.server.port)
         try:
             found = self._get("v1", "Service", self.namespace, registration.SERVICE)
-        except GatewayError as exc:
+        except API_ERRORS as exc:
             log.warning("not removing the PackageManifest API registration: %s", exc)
             return
         if found is not None and not contains(found, {"metadata": ours["metadata"]}):
@@ -242,5 +244,5 @@ class Registration:
         ):
             try:
                 self.gateway.delete(api_version, kind, namespace, name)
-            except GatewayError as exc:
+            except API_ERRORS as exc:
                 log.warning("removing %s %s: %s", kind, name, exc)

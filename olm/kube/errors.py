@@ -6,9 +6,14 @@ Invariants:
 - `NotFound` (404) and `Conflict` (409: stale resourceVersion, or the object exists already)
   are subclasses, so `except GatewayError` catches them too: a handler that means to treat
   them differently must name them first.
+- A request that got no answer at all (refused, reset, timed out while the API server restarts
+  or is stopped) ends in urllib3's own error, not a GatewayError, so that no handler mistakes
+  it for a refusal; loops that retry catch `API_ERRORS` (both) and log one line.
 """
 
 from __future__ import annotations
+
+import urllib3
 
 
 class GatewayError(RuntimeError):
@@ -35,3 +40,7 @@ class Conflict(GatewayError):
 
 class UnservedKind(GatewayError):
     """The API server does not serve this apiVersion/kind."""
+
+
+# What a retrying loop catches around API requests: a refusal, or no answer at all.
+API_ERRORS: tuple[type[Exception], ...] = (GatewayError, urllib3.exceptions.HTTPError)

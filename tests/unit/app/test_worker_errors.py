@@ -11,8 +11,13 @@ import threading
 import pytest
 import urllib3
 
+import olm.app
 from olm.app import _worker
+from olm.controllers import packageserver
+from olm.controllers.packageserver import Registration
 from olm.controllers.queue import WorkQueue
+from olm.controllers.store import Store
+from olm.kube.fake import FakeGateway
 from olm.metrics.counters import Counters
 
 KEY = ("csv", "ns", "op.v1")
@@ -71,3 +76,54 @@ def test_our_own_bugs_still_log_a_traceback(caplog: pytest.LogCaptureFixture) ->
     run_once(KeyError("status"), caplog)
     failures = [r for r in caplog.records if "reconciling csv ns/op.v1" in r.getMessage()]
     assert failures and failures[0].exc_info is not None
+
+
+UNANSWERED = urllib3.exceptions.MaxRetryError(
+    None, "/api/v1/namespaces", reason=ConnectionRefusedError(111, "refused")
+)
+
+
+def test_the_resync_loop_lives_on_when_the_api_server_does_not_answer(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by the 60-minute soak: a relist during a kube-apiserver restart raised urllib3's
+    error past the loop, which would end the periodic resync for good."""
+    store, stop, relists = Store(), threading.Event(), []
+    store.synced.set()
+
+    def relist(store: Store, gateway: object) -> None:
+        relists.append(1)
+        if len(relists) == 1:
+            raise UNANSWERED
+        stop.set()
+
+    monkeypatch.setattr(olm.app, "relist", relist)
+    monkeypatch.setattr(olm.app, "resync_keys", lambda store: [])
+    with caplog.at_level(logging.WARNING, logger="olm"):
+        olm.app._resync(WorkQueue(base_delay=0.0), store, None, 0.001, stop)  # type: ignore[arg-type]
+    assert len(relists) == 2, "the loop went on after the unanswered relist"
+    assert not [r for r in caplog.records if r.exc_info], "one line, no traceback"
+
+
+def test_the_package_api_registration_retries_an_unanswered_request_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by the 60-minute soak: `olm run`'s log got a traceback each time the PackageManifest
+    API's registration loop met a restarting kube-apiserver."""
+    registration = Registration(FakeGateway(), None, "olm", False, lambda: True)  # type: ignore[arg-type]
+    stop, steps = threading.Event(), []
+
+    def step(now: object) -> float:
+        steps.append(now)
+        if len(steps) == 1:
+            raise UNANSWERED
+        stop.set()
+        return 0.0
+
+    monkeypatch.setattr(registration, "step", step)
+    monkeypatch.setattr(packageserver, "FAST_SECONDS", 0.0)
+    with caplog.at_level(logging.WARNING, logger="olm"):
+        registration.run(stop)
+    assert len(steps) == 2
+    warnings = [r for r in caplog.records if "PackageManifest API" in r.getMessage()]
+    assert warnings and not [r for r in caplog.records if r.exc_info]
