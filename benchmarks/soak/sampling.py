@@ -7,6 +7,7 @@ cannot be taken (a process just killed, the API server stopped) is skipped, not 
 
 from __future__ import annotations
 
+import http.client
 import itertools
 import os
 import ssl
@@ -92,7 +93,9 @@ class Sampler:
                     f"{self.api_url}/metrics", context=self.context, timeout=3
                 ) as response:
                     text = response.read().decode(errors="replace")
-            except (urllib.error.URLError, OSError, ValueError):
+            # A kube-apiserver killed mid-answer cuts the metrics off (IncompleteRead, an
+            # HTTPException): a sample is missed, the sampler lives on.
+            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError):
                 continue
             self.samples.requests.append((now, request_total(text)))
 
