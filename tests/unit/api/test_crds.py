@@ -94,3 +94,15 @@ def test_csv_schema_defaults_what_olms_does_for_real_csvs() -> None:
         assert port["properties"]["protocol"]["default"] == "TCP"
     webhook = spec["webhookdefinitions"]["items"]["properties"]
     assert webhook["containerPort"]["default"] == 443
+    # Untyped on the way there: a malformed pod spec or port still applies, and olm-py says
+    # on status what is wrong with it (the bad-input suite), instead of kubectl's refusal.
+    untyped = [
+        deployment["properties"]["spec"]["properties"]["template"],
+        pod,
+        pod["properties"]["containers"],
+        pod["properties"]["containers"]["items"],
+        pod["properties"]["containers"]["items"]["properties"]["ports"],
+        port,
+        webhook["containerPort"],
+    ]
+    assert all("type" not in node for node in untyped)
