@@ -37,7 +37,7 @@ from olm.controllers.catalogsource import CatalogCache
 from olm.controllers.store import Store, StoreKind
 from olm.install import certs
 from olm.installplan.objects import contains
-from olm.kube.errors import API_ERRORS, GatewayError, NotFound
+from olm.kube.errors import API_ERRORS, NotFound
 from olm.kube.protocol import KubeGateway
 from olm.packages import registration
 from olm.packages.manifest import package_manifests
