@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -81,16 +82,23 @@ class Catalog:
         self.directory = directory
         self.generation = 0
         self.server = Server(directory)
+        self._lock = threading.RLock()
         write(directory, 0)
 
     def start(self) -> None:
-        self.server.start()
+        """Serve the current generation. A server still running is killed first: the fault
+        thread's bounce (kill, wait, start) and a user's catalog update (restart) can
+        interleave, and a second start would leave the first server behind, serving on."""
+        with self._lock:
+            self.kill()
+            self.server.start()
 
     def kill(self) -> None:
         """kill -9 of the server (a crash)."""
-        if self.server.process is not None and self.server.process.poll() is None:
-            self.server.process.kill()
-            self.server.process.wait()
+        with self._lock:
+            if self.server.process is not None and self.server.process.poll() is None:
+                self.server.process.kill()
+                self.server.process.wait()
 
     def advance(self) -> None:
         """The next generation, written; the server serves it once (re)started."""
@@ -99,9 +107,10 @@ class Catalog:
 
     def restart(self) -> None:
         """A new generation, served by a restarted server (the publisher's release)."""
-        self.server.stop()
-        self.advance()
-        self.server.start()
+        with self._lock:
+            self.server.stop()
+            self.advance()
+            self.start()
 
     def stop(self) -> None:
         self.kill()
