@@ -37,10 +37,12 @@ from olm.controllers.operatorgroup import OperatorGroupController
 from olm.controllers.packageserver import PackageIndex, Registration
 from olm.controllers.queue import WorkQueue
 from olm.controllers.registrypods import RegistryPods
+from olm.controllers.resync import Gaps
+from olm.controllers.resync import run as resync_run
 from olm.controllers.scope import controllers as scope_controllers
 from olm.controllers.store import Store, StoreKind
 from olm.controllers.subscription import SubscriptionController
-from olm.controllers.watch import configure, register, relist, resync_keys
+from olm.controllers.watch import configure, register, resync_keys
 from olm.election.decide import DEFAULT_TIMING, Timing
 from olm.installplan.policy import DEFAULT_POLICY, InstallPolicy
 from olm.kube.client import api_client
@@ -151,21 +153,6 @@ def _worker(
         finally:
             queue.done(key)
             counters.reconciled(kind, result)
-
-
-def _resync(
-    queue: WorkQueue, store: Store, gateway: Gateway, every: float, stop: threading.Event
-) -> None:
-    """Every `every` seconds: relist (purging what a watch gap hid), then wake everything."""
-    while not stop.wait(every):
-        if not store.synced.is_set():
-            continue  # the barrier's own full wake-up comes first
-        try:
-            relist(store, gateway)
-        except API_ERRORS as exc:  # also no answer: the resync thread must live on
-            log.warning("relist failed (%s); the next resync tries again", exc)
-        for key in resync_keys(store):
-            queue.add(key)
 
 
 def _previous_port(source: dict[str, Any] | None) -> int:
@@ -401,7 +388,8 @@ def run(
             LeaseLock(api, ops.lease_namespace, ops.lease_name), ops.identity, ops.timing
         )
     registry = kopf.OperatorRegistry()
-    register(registry, store, queue)
+    gaps = Gaps(store)
+    register(registry, store, queue, gaps)
     settings = kopf.OperatorSettings()
     configure(settings)
 
@@ -430,7 +418,10 @@ def run(
     ]
     threads.append(
         threading.Thread(
-            target=_resync, args=(queue, store, gateway, resync, stop), daemon=True, name="resync"
+            target=resync_run,
+            args=(queue, store, gateway, resync, stop, gaps),
+            daemon=True,
+            name="resync",
         )
     )
     if elector is not None:

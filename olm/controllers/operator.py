@@ -59,7 +59,15 @@ for _component in COMPONENT_KINDS:
 
 # What is kept of a Secret's or ConfigMap's metadata: not its annotations, where `kubectl
 # apply` leaves a copy of the whole object (data included).
-KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences")
+KEPT_METADATA = (
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",  # the store drops what a namespace that ended left (olm.controllers.store)
+    "labels",
+    "ownerReferences",
+)
 
 
 def trim(kind: StoreKind, obj: dict[str, Any]) -> dict[str, Any]:

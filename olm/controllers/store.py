@@ -16,6 +16,15 @@ Invariants:
   rollout that had long finished. Older means a smaller `metadata.resourceVersion`; the API
   calls it opaque, but every API server backed by etcd uses etcd's global revision, one
   increasing integer. Values that are not integers are compared by nothing (the newcomer wins).
+- A namespace has incarnations: deleted and made again under the same name, it is another
+  namespace. When the store learns that one ended (the Namespace's DELETED event, or a
+  Namespace of another uid in its place), every entry of that namespace created before the end
+  (`creationTimestamp` earlier than the old one's `deletionTimestamp` or the new one's
+  `creationTimestamp`) is dropped: nothing can be created in a terminating or absent namespace,
+  so those entries belonged to the old one even when their own DELETED event was lost in a
+  watch gap. Kept, an old InstallPlan would be carried out into the new namespace. Entries of
+  the same second as the end are kept (timestamps are whole seconds), as are entries with no
+  timestamp: the next relist judges those.
 - Entries are filed under a `StoreKind`: one per watched kind (olm.controllers.watch.WATCHED),
   copied CSVs apart from CSVs. The values are the strings the store always used, so a
   `StoreKind` and its value name the same entries.
@@ -103,6 +112,10 @@ def _revision(obj: Mapping[str, Any]) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
+def _uid(obj: Mapping[str, Any]) -> str:
+    return str(body.meta(obj).get("uid") or "")
+
+
 def older(candidate: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
     """Whether `candidate` is an older version than `current` (see the module's invariants)."""
     new, old = _revision(candidate), _revision(current)
@@ -124,6 +137,39 @@ class Store:
             if old is None or not older(obj, old):
                 objects[key] = obj
         return old
+
+    def forget(self, kind: StoreKind, obj: Mapping[str, Any]) -> list[tuple[StoreKind, Any]]:
+        """`obj` was deleted: drop its entry and, for a Namespace, the entries of the namespace
+        that ended with it (see the module's invariants). Returns what else was dropped."""
+        namespace, name = body.key(obj)
+        self.delete(kind, namespace, name)
+        if kind != StoreKind.NAMESPACE:
+            return []
+        return self._forget_namespace(name, str(body.meta(obj).get("deletionTimestamp") or ""))
+
+    def renewed(
+        self, kind: StoreKind, old: Mapping[str, Any] | None, new: Mapping[str, Any]
+    ) -> list[tuple[StoreKind, Any]]:
+        """`new` was stored in place of `old`: for a Namespace of another uid (the namespace was
+        made again), drop the old one's entries (see the module's invariants); return them."""
+        if kind != StoreKind.NAMESPACE or old is None or _uid(old) == _uid(new):
+            return []
+        created = str(body.meta(new).get("creationTimestamp") or "")
+        return self._forget_namespace(body.key(new)[1], created)
+
+    def _forget_namespace(self, namespace: str, ended: str) -> list[tuple[StoreKind, Any]]:
+        """Drop the entries of `namespace` created before `ended` (an RFC 3339 UTC time)."""
+        if not ended:
+            return []
+        dropped = []
+        with self._lock:
+            for kind, objects in self._objects.items():
+                for key, entry in list(objects.items()):
+                    created = str(body.meta(entry).get("creationTimestamp") or "")
+                    if key[0] == namespace and created and created < ended:
+                        del objects[key]
+                        dropped.append((kind, entry))
+        return dropped
 
     def delete(self, kind: StoreKind, namespace: str, name: str) -> None:
         with self._lock:

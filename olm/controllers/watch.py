@@ -172,21 +172,34 @@ class Lister(Protocol):
     def list_keys(self, path: str, selector: str = "") -> list[tuple[str, str]]: ...
 
 
-def relist(store: Store, lister: Lister, watched: Iterable[Watched] = WATCHED) -> int:
+def relist(
+    store: Store, lister: Lister, watched: Iterable[Watched] = WATCHED
+) -> list[tuple[StoreKind, dict[str, Any]]]:
     """List every watched kind again and purge what disappeared during a watch gap (kopf's
-    watch resumes or relists without reporting deletions it missed). Returns the purge count."""
-    purged = 0
+    watch resumes or relists without reporting deletions it missed). Returns what was purged."""
+    purged: list[tuple[StoreKind, dict[str, Any]]] = []
     for kind in watched:
         before = store.snapshot(kind.kind)
         listed = set(lister.list_keys(kind.path, kind.selector))
         gone = store.retain(kind.kind, before, listed)
         if gone:
             log.info("relist: %d %s object(s) were deleted while unwatched", len(gone), kind.kind)
-        purged += len(gone)
+        purged += [(kind.kind, before[key]) for key in gone]
     return purged
 
 
-def register(registry: kopf.OperatorRegistry, store: Store, queue: WorkQueue) -> None:
+class ListingNotes(Protocol):
+    """Told of each listing event (kopf lists a kind again after a watch gap)."""
+
+    def listed(self, kind: StoreKind) -> None: ...
+
+
+def register(
+    registry: kopf.OperatorRegistry,
+    store: Store,
+    queue: WorkQueue,
+    listings: ListingNotes | None = None,
+) -> None:
     # Credentials come from the same kubeconfig (or in-cluster account) as our own client.
     kopf.on.login(registry=registry, id="login")(kopf.login_via_client)
     for watched in WATCHED:
@@ -200,7 +213,7 @@ def register(registry: kopf.OperatorRegistry, store: Store, queue: WorkQueue) ->
         )
         kopf.on.event(
             *resource, labels=watched.labels, registry=registry, id=f"watch-{watched.kind}"
-        )(_make_handler(watched.kind, store, queue))
+        )(_make_handler(watched.kind, store, queue, listings))
 
 
 # The handlers are coroutines although they never await: kopf runs a plain function in its
@@ -230,22 +243,35 @@ def open_barrier(store: Store, queue: WorkQueue) -> None:
 
 
 def _make_handler(
-    kind: StoreKind, store: Store, queue: WorkQueue
+    kind: StoreKind, store: Store, queue: WorkQueue, listings: ListingNotes | None = None
 ) -> Callable[..., Awaitable[None]]:
     async def on_event(event: dict[str, Any], **_: Any) -> None:
         # kopf calls event handlers only once every kind's listing is indexed (see above).
         open_barrier(store, queue)
         obj = event.get("object") or {}
+        if event.get("type") is None and listings is not None:
+            listings.listed(kind)  # a listing: after a gap, what it hid is purged soon
         if event.get("type") == "DELETED":
             namespace, name = body_key(obj)
             old = store.get(kind, namespace, name)
             keys = related_keys(kind, obj, store, old, deleted=True)
-            store.delete(kind, namespace, name)
+            ended = store.forget(kind, obj)
         else:
             old = store.upsert(kind, trim(kind, obj))
+            ended = store.renewed(kind, old, obj)
             if unchanged(old, obj):
                 return
             keys = related_keys(kind, obj, store, old)
+        # Entries of a namespace that ended (their own DELETED events lost in a watch gap):
+        # woken as their deletion would have woken them.
+        for gone_kind, gone in ended:
+            keys += related_keys(gone_kind, gone, store, gone, deleted=True)
+        if ended:
+            log.info(
+                "namespace %s ended: %d cached object(s) of it dropped",
+                body_key(obj)[1],
+                len(ended),
+            )
         for key in keys:
             queue.add(key)
 

@@ -85,7 +85,14 @@ def copy_metadata(copy: Mapping[str, Any]) -> dict[str, Any]:
     annotations = meta.get("annotations") or {}
     kept: dict[str, Any] = {
         key: meta[key]
-        for key in ("name", "namespace", "uid", "resourceVersion", "deletionTimestamp")
+        for key in (
+            "name",
+            "namespace",
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "deletionTimestamp",
+        )
         if key in meta
     }
     kept["labels"] = dict(meta.get("labels") or {})

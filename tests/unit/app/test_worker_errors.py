@@ -11,9 +11,8 @@ import threading
 import pytest
 import urllib3
 
-import olm.app
 from olm.app import _worker
-from olm.controllers import packageserver
+from olm.controllers import packageserver, resync
 from olm.controllers.packageserver import Registration
 from olm.controllers.queue import WorkQueue
 from olm.controllers.store import Store
@@ -91,16 +90,17 @@ def test_the_resync_loop_lives_on_when_the_api_server_does_not_answer(
     store, stop, relists = Store(), threading.Event(), []
     store.synced.set()
 
-    def relist(store: Store, gateway: object) -> None:
+    def relist(store: Store, gateway: object, watched: object) -> list[object]:
         relists.append(1)
         if len(relists) == 1:
             raise UNANSWERED
         stop.set()
+        return []
 
-    monkeypatch.setattr(olm.app, "relist", relist)
-    monkeypatch.setattr(olm.app, "resync_keys", lambda store: [])
+    monkeypatch.setattr(resync, "relist", relist)
+    monkeypatch.setattr(resync, "resync_keys", lambda store: [])
     with caplog.at_level(logging.WARNING, logger="olm"):
-        olm.app._resync(WorkQueue(base_delay=0.0), store, None, 0.001, stop)  # type: ignore[arg-type]
+        resync.run(WorkQueue(base_delay=0.0), store, None, 0.001, stop)  # type: ignore[arg-type]
     assert len(relists) == 2, "the loop went on after the unanswered relist"
     assert not [r for r in caplog.records if r.exc_info], "one line, no traceback"
 

@@ -140,7 +140,9 @@ def test_relist_purges_what_a_watch_gap_deleted_and_uses_the_watch_selector() ->
     store.upsert("deployment", obj("a", "deleted-while-unwatched"))
     deployments = next(w for w in WATCHED if w.kind == "deployment")
     lister = FakeLister({deployments.path: [("a", "still-here")]})
-    assert relist(store, lister, [deployments]) == 1
+    assert [entry for _, entry in relist(store, lister, [deployments])] == [
+        obj("a", "deleted-while-unwatched")
+    ]
     assert store.keys("deployment") == [("a", "still-here")]
     assert lister.calls == [("/apis/apps/v1/deployments", "olm.owner")]
 

@@ -1,0 +1,112 @@
+"""Keeping the cache true when watches have gaps: the periodic resync, and relists after a gap.
+
+kopf lists a kind again when its watch has lost its place (410 Gone after an etcd compaction,
+a stream that ended in an error) and delivers what it lists as events of no type; what was
+deleted meanwhile it never reports. The store would keep such objects, and the controllers act
+on them: an InstallPlan that no longer exists carried out, a deleted Subscription resolved.
+
+Invariants:
+- Every `every` seconds: relist every watched kind (purging what a gap hid), then wake every
+  controller's objects (the periodic resync).
+- A kind kopf lists again after the sync barrier is relisted by olm-py too, `GAP_DELAY` seconds
+  after the last such listing event (so kopf's own listing has been stored), at most once per
+  `GAP_DELAY`: what its gap hid is purged within seconds, not at the next resync. The listing
+  events of the first `STARTUP_GRACE` seconds after the barrier are the initial listing being
+  delivered, not a gap, and ask nothing.
+- A purged object wakes what its deletion would have woken.
+- No answer from the API server ends neither: a warning line, and the next round tries again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from olm.controllers.queue import WorkQueue
+from olm.controllers.store import Store, StoreKind
+from olm.controllers.watch import WATCHED, Lister, related_keys, relist, resync_keys
+from olm.kube.errors import API_ERRORS
+
+log = logging.getLogger("olm.watch")
+GAP_DELAY = 2.0
+STARTUP_GRACE = 30.0
+TICK = 1.0
+
+
+class Gaps:
+    """The kinds kopf listed again after the barrier, each with when to relist it (thread-safe:
+    the watch handlers note listings on the event loop, the resync thread takes them)."""
+
+    def __init__(self, store: Store, delay: float = GAP_DELAY, grace: float = STARTUP_GRACE):
+        self.store, self.delay, self.grace = store, delay, grace
+        self._lock = threading.Lock()
+        self._due: dict[StoreKind, float] = {}
+        self._synced_at: float | None = None
+
+    def listed(self, kind: StoreKind, now: float | None = None) -> None:
+        """A listing event (no type) of `kind` arrived."""
+        now = time.monotonic() if now is None else now
+        if not self.store.synced.is_set():
+            return
+        with self._lock:
+            if self._synced_at is None:
+                self._synced_at = now
+            if now - self._synced_at < self.grace:
+                return
+            self._due[kind] = now + self.delay  # the last listing event sets the time
+
+    def take_due(self, now: float | None = None) -> list[StoreKind]:
+        """The kinds whose relist is due now (each taken once)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            due = sorted(kind for kind, at in self._due.items() if at <= now)
+            for kind in due:
+                del self._due[kind]
+        return due
+
+
+def relist_and_wake(
+    store: Store, lister: Lister, queue: WorkQueue, kinds: list[StoreKind] | None = None
+) -> int:
+    """Relist `kinds` (every watched kind when None); wake what each purge would have woken."""
+    watched = WATCHED if kinds is None else tuple(w for w in WATCHED if w.kind in kinds)
+    purged = relist(store, lister, watched)
+    for kind, entry in purged:
+        for key in related_keys(kind, entry, store, entry, deleted=True):
+            queue.add(key)
+    return len(purged)
+
+
+def run(
+    queue: WorkQueue,
+    store: Store,
+    lister: Lister,
+    every: float,
+    stop: threading.Event,
+    gaps: Gaps | None = None,
+) -> None:
+    """The resync thread: gap relists as they fall due, the full resync every `every` s."""
+    next_full = time.monotonic() + every
+    while not stop.wait(min(TICK, every)):
+        if not store.synced.is_set():
+            next_full = time.monotonic() + every  # the barrier's own full wake-up comes first
+            continue
+        now = time.monotonic()
+        full = now >= next_full
+        kinds = None if full else (gaps.take_due(now) if gaps is not None else [])
+        if kinds == []:
+            continue
+        try:
+            purged = relist_and_wake(store, lister, queue, kinds)
+            if kinds is not None:
+                log.info("relisted %s after a watch gap: %d purged", ", ".join(kinds), purged)
+        except API_ERRORS as exc:  # also no answer: the resync thread must live on
+            log.warning("relist failed (%s); the next round tries again", exc)
+            if kinds is not None and gaps is not None:
+                for kind in kinds:
+                    gaps.listed(kind)
+        if full:
+            next_full = now + every
+            for key in resync_keys(store):
+                queue.add(key)
