@@ -5,7 +5,8 @@ bundle's own objects, then the RBAC generated from the CSV's permissions). Execu
 a separate concern (`execution_order`): CRDs first, so they can become Established before
 anything that needs them.
 
-Generated RBAC, per ServiceAccount of `permissions`/`clusterPermissions`:
+Generated RBAC, per ServiceAccount of `permissions`/`clusterPermissions` (listed in groups, one
+per account: its ServiceAccount, Roles, RoleBindings, ClusterRoles, ClusterRoleBindings):
 - the ServiceAccount (unless `default`), owned by the CSV, with no labels;
 - per `permissions[]` entry a Role and RoleBinding `<csv>-<sa>-<hash>` (at most 63 characters),
   owned by the CSV, labelled with the olm.owner* keys and `olm.permissions.hash`;
@@ -88,33 +89,39 @@ def _name(*parts: str) -> str:
 
 
 def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
+    """The RBAC generated from the CSV's permissions, grouped per ServiceAccount as OLM lists
+    it: the ServiceAccount, its Roles, RoleBindings, ClusterRoles, ClusterRoleBindings. OLM
+    takes the accounts from a Go map (its order varies from plan to plan); olm-py takes them
+    in the order the CSV first names them."""
     name = csv["metadata"]["name"]
     install = ((csv.get("spec") or {}).get("install") or {}).get("spec") or {}
     # OLM's step manifests carry the owner keys only; `olm.managed` is added when written.
     labels = {k: v for k, v in owner_labels(name, namespace).items() if k != Label.MANAGED}
-    objects: list[dict[str, Any]] = []
-    accounts: list[str] = []
+    groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
+
+    def group(account: str) -> dict[str, list[dict[str, Any]]]:
+        kinds = ("ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+        return groups.setdefault(account, {kind: [] for kind in kinds})
+
     for entry in [*(install.get("permissions") or []), *(install.get("clusterPermissions") or [])]:
         account = entry.get("serviceAccountName", "")
-        if account and account != "default" and account not in accounts:
-            accounts.append(account)
-    for account in accounts:
-        objects.append(
-            {
-                "apiVersion": "v1",
-                "kind": "ServiceAccount",
-                "metadata": {
-                    "name": account,
-                    "namespace": namespace,
-                    "ownerReferences": [csv_owner(name)],
-                },
-            }
-        )
+        if account and account != "default" and account not in groups:
+            group(account)["ServiceAccount"].append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ServiceAccount",
+                    "metadata": {
+                        "name": account,
+                        "namespace": namespace,
+                        "ownerReferences": [csv_owner(name)],
+                    },
+                }
+            )
     for entry in install.get("permissions") or []:
         account, rules = entry.get("serviceAccountName", ""), entry.get("rules") or []
         role_name = _name(name, account, rules_hash(rules))
         role_labels = {**labels, Label.PERMISSIONS_HASH.value: rules_hash(rules)}
-        objects.append(
+        group(account)["Role"].append(
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "Role",
@@ -127,7 +134,7 @@ def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
                 "rules": rules,
             }
         )
-        objects.append(
+        group(account)["RoleBinding"].append(
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "RoleBinding",
@@ -149,7 +156,7 @@ def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
         account, rules = entry.get("serviceAccountName", ""), entry.get("rules") or []
         role_name = _name(name, rules_hash([account, rules]))
         role_labels = {**labels, Label.PERMISSIONS_HASH.value: rules_hash(rules)}
-        objects.append(
+        group(account)["ClusterRole"].append(
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "ClusterRole",
@@ -157,7 +164,7 @@ def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
                 "rules": rules,
             }
         )
-        objects.append(
+        group(account)["ClusterRoleBinding"].append(
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "ClusterRoleBinding",
@@ -170,7 +177,7 @@ def rbac_for(csv: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
                 "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
             }
         )
-    return objects
+    return [obj for kinds in groups.values() for objects in kinds.values() for obj in objects]
 
 
 def go_json(value: Any) -> str:

@@ -6,6 +6,9 @@ does not, and that is not a difference.
   entries, consecutive repeats collapsed.
 - A PackageManifest's `currentCSVDesc.relatedImages` are sorted (packageserver gathers them in a
   Go map: their order changes from call to call).
+- An InstallPlan's RBAC steps, which OLM lists in groups per ServiceAccount (the account, then
+  its Roles, RoleBindings, ClusterRoles, ClusterRoleBindings) taken from a Go map, have their
+  groups sorted by account name within each bundle.
 
 Pure functions on plain dicts; an object that is not shaped as expected comes back unchanged.
 """
@@ -55,4 +58,50 @@ def related_images_sorted(manifest: Obj) -> Obj:
     return {**manifest, "status": {**status, "channels": channels}}
 
 
-BY_KIND = {"ClusterServiceVersion": csv_history, "PackageManifest": related_images_sorted}
+GROUPED_KINDS = ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+
+
+def _step_kind(step: Any) -> tuple[str, str, str]:
+    """(resolving, kind, name) of a plan step, '' where absent."""
+    step = step if isinstance(step, dict) else {}
+    resource = step.get("resource") if isinstance(step.get("resource"), dict) else {}
+    return (str(step.get("resolving") or ""), str(resource.get("kind")), str(resource.get("name")))
+
+
+def rbac_groups_sorted(plan: Obj) -> Obj:
+    """An InstallPlan whose per-ServiceAccount RBAC step groups are sorted by account name
+    within each bundle: a group is a ServiceAccount step and the Role, RoleBinding,
+    ClusterRole and ClusterRoleBinding steps of the same bundle right after it."""
+    status = plan.get("status")
+    if not isinstance(status, dict) or not isinstance(status.get("plan"), list):
+        return plan
+    steps: list[Any] = list(status["plan"])
+    out: list[Any] = []
+    index = 0
+    while index < len(steps):
+        resolving, kind, _ = _step_kind(steps[index])
+        if kind != "ServiceAccount":
+            out.append(steps[index])
+            index += 1
+            continue
+        groups: list[list[Any]] = []
+        while index < len(steps) and _step_kind(steps[index])[:2] == (resolving, "ServiceAccount"):
+            group = [steps[index]]
+            index += 1
+            while index < len(steps) and (
+                _step_kind(steps[index])[0] == resolving
+                and _step_kind(steps[index])[1] in GROUPED_KINDS
+            ):
+                group.append(steps[index])
+                index += 1
+            groups.append(group)
+        for group in sorted(groups, key=lambda g: _step_kind(g[0])[2]):
+            out.extend(group)
+    return {**plan, "status": {**status, "plan": out}}
+
+
+BY_KIND = {
+    "ClusterServiceVersion": csv_history,
+    "PackageManifest": related_images_sorted,
+    "InstallPlan": rbac_groups_sorted,
+}

@@ -71,3 +71,45 @@ def test_the_same_permissions_give_the_same_names() -> None:
     assert [s.manifest["metadata"]["name"] for s in first] == [
         s.manifest["metadata"]["name"] for s in again
     ]
+
+
+def test_generated_rbac_is_grouped_per_service_account_as_olm_lists_it() -> None:
+    """OLM lists, per ServiceAccount: the account, its Roles, RoleBindings, ClusterRoles,
+    ClusterRoleBindings (corpus: k8gb's two accounts, each with cluster permissions, were
+    listed accounts first by olm-py, so every later step of the plan differed)."""
+    from olm.installplan.steps import rbac_for
+
+    rules = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
+    csv = {
+        "metadata": {"name": "k8gb.v0.11.4"},
+        "spec": {
+            "install": {
+                "spec": {
+                    "permissions": [
+                        {"serviceAccountName": "k8gb", "rules": rules},
+                        {"serviceAccountName": "default", "rules": rules},
+                    ],
+                    "clusterPermissions": [
+                        {"serviceAccountName": "coredns", "rules": rules},
+                        {"serviceAccountName": "k8gb", "rules": rules},
+                    ],
+                }
+            }
+        },
+    }
+    listed = [
+        (o["kind"], (o.get("subjects") or [{}])[0].get("name") or o["metadata"]["name"])
+        for o in rbac_for(csv, "k8gb")
+    ]
+    assert listed == [
+        ("ServiceAccount", "k8gb"),
+        ("Role", listed[1][1]),
+        ("RoleBinding", "k8gb"),
+        ("ClusterRole", listed[3][1]),
+        ("ClusterRoleBinding", "k8gb"),
+        ("ServiceAccount", "coredns"),
+        ("ClusterRole", listed[6][1]),
+        ("ClusterRoleBinding", "coredns"),
+        ("Role", listed[8][1]),  # the default account has no ServiceAccount step
+        ("RoleBinding", "default"),
+    ]

@@ -579,3 +579,28 @@ def test_service_addresses_and_webhook_configuration_suffixes_are_noise() -> Non
     found = normalize([service, hook])
     assert found["Service ns/s"]["spec"] == {"ports": [{"port": 443}]}
     assert "ValidatingWebhookConfiguration vcache.kb.io-<suffix>" in found
+
+
+def test_rbac_step_groups_compare_in_any_account_order() -> None:
+    """OLM lists a bundle's generated RBAC per ServiceAccount, the accounts from a Go map."""
+    from tests.parity.reshape import rbac_groups_sorted
+
+    def step(kind: str, name: str, resolving: str = "k8gb.v0.11.4") -> dict[str, Any]:
+        return {"resolving": resolving, "resource": {"kind": kind, "name": name}}
+
+    head = [step("ClusterServiceVersion", "k8gb.v0.11.4"), step("ConfigMap", "k8gb-coredns")]
+    k8gb = [
+        step("ServiceAccount", "k8gb"),
+        step("ClusterRole", "r1"),
+        step("ClusterRoleBinding", "r1"),
+    ]
+    coredns = [step("ServiceAccount", "coredns"), step("ClusterRole", "r2")]
+    other = [step("ServiceAccount", "z", "other.v1"), step("Role", "r3", "other.v1")]
+
+    def plan(steps: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"kind": "InstallPlan", "status": {"plan": steps}}
+
+    one_way = rbac_groups_sorted(plan(head + k8gb + coredns + other))
+    other_way = rbac_groups_sorted(plan(head + coredns + k8gb + other))
+    assert one_way == other_way
+    assert one_way["status"]["plan"] == head + coredns + k8gb + other
