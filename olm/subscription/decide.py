@@ -160,6 +160,15 @@ def _unpacks(
     return sorted({r for r in found if r is not None}, key=lambda r: (r.namespace, r.name, r.image))
 
 
+LISTING_RANK = {"ClusterServiceVersion": 0, "CustomResourceDefinition": 1}
+
+
+def listing_order(steps: list[Step]) -> list[Step]:
+    """A plan's steps as OLM lists them over all its bundles (its OrderSteps): every CSV, then
+    every CRD, then the rest, each in bundle order (a stable sort)."""
+    return sorted(steps, key=lambda step: LISTING_RANK.get(str(step.manifest.get("kind")), 2))
+
+
 def _one_plan(
     snapshot: Snapshot,
     result: Resolved,
@@ -191,7 +200,7 @@ def _one_plan(
         dependencies = [(b, s) for b, s in dependencies if b not in pending]
         every = [*names, *(bundle for bundle, _ in dependencies)]
         reused = ip.reusable(reusable_plans, every, uids, referenced)
-    steps = [*steps, *(step for _, found in dependencies for step in found)]
+    steps = listing_order([*steps, *(step for _, found in dependencies for step in found)])
     if reused is None:
         approval = ip.approval(subscriptions)
         if back:  # a person reads and approves a rollback, whatever the approval mode

@@ -31,6 +31,24 @@ def test_a_csv_added_behind_many_copy_passes_comes_out_first() -> None:
     assert queue.get(timeout=0) == (WorkKind.SCOPE, "operators", "global-0")
 
 
+def test_operator_objects_labels_and_group_roles_do_not_wait_behind_copies() -> None:
+    """Corpus run, 8 installs at once: an Operator object, its components' labels and the
+    group's aggregated ClusterRoles came up to two minutes after the install, behind copy
+    passes; OLM writes them with it."""
+    queue = WorkQueue(bulk_limit=1)
+    for i in range(50):
+        queue.add((WorkKind.SCOPE_NAMESPACE, "", f"ns-{i}"))
+    queue.add((WorkKind.OPERATOR, "", "kubevirt-wol.pc-kubevirt-wol"))
+    queue.add((WorkKind.ADOPTION, "", "pc-kubevirt-wol"))
+    queue.add((WorkKind.SCOPE_GROUP, "pc-kubevirt-wol", "og"))
+    taken = [queue.get(timeout=0) for _ in range(3)]
+    assert taken == [
+        (WorkKind.OPERATOR, "", "kubevirt-wol.pc-kubevirt-wol"),
+        (WorkKind.ADOPTION, "", "pc-kubevirt-wol"),
+        (WorkKind.SCOPE_GROUP, "pc-kubevirt-wol", "og"),
+    ]
+
+
 def test_bulk_limit_leaves_a_worker_for_installs() -> None:
     queue = WorkQueue(bulk_limit=2)
     for i in range(4):

@@ -605,6 +605,19 @@ def test_catalog_health_keeps_its_timestamps_while_nothing_changes() -> None:
 # ----- labels, dependencies, several Subscriptions -------------------------------------------
 
 
+def test_a_plan_of_several_bundles_lists_every_csv_then_every_crd_then_the_rest() -> None:
+    """OLM orders a whole plan's steps (its OrderSteps), not bundle by bundle (corpus: noobaa
+    and awss3-operator-registry, whose dependency's CSV came after the first bundle's CRDs)."""
+    decision = decide(world([subscription("dashboard", package="memcached-dashboard")]))
+    assert decision.create is not None
+    listed = [(e["resolving"], e["resource"]["kind"]) for e in decision.create.status["plan"]]
+    kinds = [kind for _, kind in listed]
+    assert kinds[:2] == ["ClusterServiceVersion", "ClusterServiceVersion"]
+    assert [r for r, k in listed if k == "ClusterServiceVersion"] == [DASHBOARD, V2]
+    assert kinds[2] == "CustomResourceDefinition" and kinds.count("CustomResourceDefinition") == 1
+    assert "ClusterServiceVersion" not in kinds[2:] and "CustomResourceDefinition" not in kinds[3:]
+
+
 def test_a_dependency_goes_into_the_same_plan() -> None:
     decision = decide(world([subscription("dashboard", package="memcached-dashboard")]))
     assert decision.create is not None
