@@ -35,10 +35,12 @@ from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION
 from olm.apiserver.auth import Attributes, User, review
 from olm.controllers.queue import WorkKind, WorkQueue
 from olm.controllers.store import Store, StoreKind
+from olm.csv.phase import is_copy
 from olm.groups.serviceaccount import query_service_account, user_of
 from olm.installplan.attenuation import forbidden_message
 from olm.installplan.crdsafety import versions_to_check
 from olm.installplan.decide import decide
+from olm.installplan.objects import alongside_refs
 from olm.installplan.partial import forbidden, interrupted
 from olm.installplan.policy import DEFAULT_POLICY, InstallPolicy
 from olm.installplan.snapshot import Plan, Snapshot, Verb
@@ -112,6 +114,7 @@ class InstallPlanController:
         objects: dict[Ref, dict[str, Any] | None] = {}
         unserved: dict[Ref, str] = {}
         custom_resources: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        alongside: dict[tuple[str, str], bool] = {}
         if finished or status.get("phase") != InstallPlanPhase.INSTALLING:
             return Snapshot(plan, utc_now(), finished)
         for entry in status.get("plan") or []:
@@ -158,6 +161,10 @@ class InstallPlanController:
                 and entry.get("status") != StepStatus.WAITING_FOR_API
             ):
                 custom_resources.update(self._custom_resources(live, manifest))
+            if kind == CRD_KIND:
+                for csv_ref in alongside_refs(live):
+                    original = self.store.get(StoreKind.CSV, *csv_ref)
+                    alongside[csv_ref] = original is not None and not is_copy(original)
         groups = tuple(self.store.items(StoreKind.OPERATOR_GROUP, plan["metadata"]["namespace"]))
         access = self._access(plan, groups, {} if answers is None else answers)
         return Snapshot(
@@ -167,9 +174,10 @@ class InstallPlanController:
             objects,
             unserved,
             custom_resources,
-            groups,
-            self.policy,
-            access,
+            groups=groups,
+            policy=self.policy,
+            access=access,
+            alongside=alongside,
         )
 
     def _access(

@@ -240,7 +240,11 @@ def _crds(work: _Pass) -> Plan | None:
             # lost with it; it is created again once it is gone.
             waiting.append(index)
             continue
-        body = managed(with_alongside(manifest, live, work.namespace, work.resolving(index)))
+        body = managed(
+            with_alongside(
+                manifest, live, work.namespace, work.resolving(index), snapshot.alongside
+            )
+        )
         if live is None:
             work.actions.append(Action(index, Verb.APPLY, body, StepStatus.WAITING_FOR_API))
             work.mark(index, StepStatus.WAITING_FOR_API)

@@ -42,15 +42,26 @@ def alongside_key(namespace: str, name: str) -> str:
     return f"{ALONGSIDE_PREFIX}{digest:x}"
 
 
+def alongside_refs(obj: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """The (namespace, CSV) pairs a CRD's well-formed installed-alongside annotations name."""
+    refs = []
+    for key, value in body_annotations(obj or {}).items():
+        parts = str(value).split("/")
+        if key.startswith(ALONGSIDE_PREFIX) and len(parts) == 2:
+            refs.append((parts[0], parts[1]))
+    return refs
+
+
 def with_alongside(
     manifest: Mapping[str, Any],
     live: Mapping[str, Any] | None,
     namespace: str,
     csv_name: str,
+    present: Mapping[tuple[str, str], bool] | None = None,
 ) -> dict[str, Any]:
     """The CRD `manifest` annotated as installed alongside CSV `namespace/csv_name`, keeping
     the well-formed installed-alongside references the manifest and the live CRD already
-    carry (OLM also drops those naming a CSV that is gone or copied; olm-py keeps them)."""
+    carry, except (as OLM) those `present` says name a CSV that is gone or a copy."""
     body = copy.deepcopy(dict(manifest))
     meta = body.setdefault("metadata", {})
     annotations = {
@@ -58,14 +69,12 @@ def with_alongside(
         for k, v in (meta.get("annotations") or {}).items()
         if not k.startswith(ALONGSIDE_PREFIX)
     }
-    refs: list[tuple[str, str]] = []
-    for source in (manifest, live or {}):
-        for key, value in body_annotations(source).items():
-            parts = str(value).split("/")
-            if not key.startswith(ALONGSIDE_PREFIX) or len(parts) != 2:
-                continue
-            if (parts[0], parts[1]) != (namespace, csv_name):
-                refs.append((parts[0], parts[1]))
+    refs = [
+        ref
+        for source in (manifest, live)
+        for ref in alongside_refs(source)
+        if ref != (namespace, csv_name) and (present or {}).get(ref, True)
+    ]
     if namespace and csv_name:
         refs.append((namespace, csv_name))
     for ref_namespace, ref_name in refs:

@@ -51,6 +51,9 @@ class Snapshot:
     unserved: Mapping[Ref, str] = field(default_factory=dict)
     # (CRD name, version) -> the existing custom resources of that version (CRD upgrade safety).
     custom_resources: Mapping[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    # For each CSV a live CRD of the plan says it was installed alongside: whether it still
+    # exists as an original (False: gone or a copy, and the reference is dropped, as OLM does).
+    alongside: Mapping[tuple[str, str], bool] = field(default_factory=dict)
     # The OperatorGroups of the plan's namespace (which ServiceAccount the steps act as).
     groups: tuple[Mapping[str, Any], ...] = ()
     # What bundles may install (olm.installplan.policy): OLM's kinds unless the admin added some.

@@ -215,3 +215,23 @@ def test_nothing_runs_in_a_terminating_namespace() -> None:
     store.upsert("namespace", {"metadata": {"name": NS}, "status": {"phase": "Terminating"}})
     controller.reconcile(NS, "install-abc")
     assert verbs(fake) == []
+
+
+def test_an_upgrade_after_the_first_csv_is_gone_drops_it_from_the_crd() -> None:
+    """The CRD names the CSVs it was installed alongside, as OLM writes them: one that is gone
+    by the time the next plan writes the CRD is dropped (corpus: etcd v0.9.0 -> v0.9.4)."""
+    first = install_plan()
+    fake, store, controller = world(first)
+    controller.reconcile(NS, "install-abc")
+    fake.delete("operators.coreos.com/v1alpha1", "ClusterServiceVersion", NS, OLD)
+    store.delete("csv", NS, OLD)
+    fake.put(install_plan(name="install-def", plan=entries(NEW)))
+    sync(store, fake)
+    controller.reconcile(NS, "install-def")
+    crd = fake.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, CRD_NAME)
+    named = sorted(
+        v
+        for k, v in crd["metadata"]["annotations"].items()
+        if k.startswith("operatorframework.io/installed-alongside-")
+    )
+    assert named == [f"{NS}/{NEW}"]

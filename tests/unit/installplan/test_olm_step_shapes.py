@@ -76,6 +76,23 @@ def test_crds_record_the_csvs_they_were_installed_with(
 
 
 @pytest.mark.parametrize(
+    ("present", "expected"),
+    [
+        ({("ns", "w.v1"): True}, {**OLD_REF, **MINE}),  # still there: kept
+        ({("ns", "w.v1"): False}, MINE),  # gone or a copy: dropped, as OLM drops it
+        ({}, {**OLD_REF, **MINE}),  # nothing known of it: kept
+    ],
+)
+def test_references_to_csvs_that_are_gone_are_dropped(
+    present: dict[tuple[str, str], bool], expected: dict[str, str]
+) -> None:
+    """Corpus (etcd v0.9.0 -> v0.9.4 and five more): OLM's CRDs no longer name the first CSV
+    once it was replaced; olm-py's named every CSV they had ever been installed with."""
+    written = with_alongside(_crd(), _crd(OLD_REF), "ns", "w.v2", present)
+    assert written["metadata"]["annotations"] == expected
+
+
+@pytest.mark.parametrize(
     ("value", "text"),
     [
         ({"b": 1, "a": [True, None]}, '{"b":1,"a":[true,null]}'),
