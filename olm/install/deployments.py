@@ -12,6 +12,7 @@ import copy
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,6 +148,30 @@ class Health:
     message: str = ""
 
 
+def rollout_status(name: str, deployment: Mapping[str, Any]) -> tuple[str, bool]:
+    """Why a Deployment is not rolled out yet, in OLM's words (its status viewer, after
+    kubectl's): ("", False) when it is; (reason, True) when its progress deadline passed."""
+    status = deployment.get("status") or {}
+    quoted = json.dumps(name)  # Go's %q
+    generation = body.meta(deployment).get("generation") or 0
+    if generation > (status.get("observedGeneration") or 0):
+        return f"waiting for spec update of deployment {quoted} to be observed...", False
+    conditions = {c.get("type"): c for c in status.get("conditions") or []}
+    if (conditions.get("Progressing") or {}).get("reason") == "ProgressDeadlineExceeded":
+        return f"deployment {quoted} exceeded its progress deadline", True
+    outdated = (status.get("replicas") or 0) - (status.get("updatedReplicas") or 0)
+    if outdated > 0:
+        return (
+            f"deployment {quoted} waiting for {outdated} outdated replica(s) to be terminated",
+            False,
+        )
+    available = conditions.get("Available")
+    if available is None or available.get("status") != "True":
+        why = (available or {}).get("message") or 'missing condition "Available"'
+        return f"deployment {quoted} not available: {why}", False
+    return "", False
+
+
 def check_health(desired: list[dict[str, Any]], existing: dict[str, dict[str, Any]]) -> Health:
     for want in desired:
         name = want["metadata"]["name"]
@@ -165,31 +190,13 @@ def check_health(desired: list[dict[str, Any]], existing: dict[str, dict[str, An
             return Health(False, drifted=True, message=f"deployment {name} labels changed")
     for want in desired:
         name = want["metadata"]["name"]
-        have = existing[name]
-        status = have.get("status") or {}
-        if (have["metadata"].get("generation") or 0) > (status.get("observedGeneration") or 0):
-            return Health(
-                False, message=f"waiting for spec update of deployment {name} to be observed..."
-            )
-        conditions = {c.get("type"): c for c in status.get("conditions") or []}
-        progressing = conditions.get("Progressing") or {}
-        if progressing.get("reason") == "ProgressDeadlineExceeded":
+        reason, timed_out = rollout_status(name, existing[name])
+        if timed_out:
             return Health(
                 False,
                 timed_out=True,
-                message=f"deployment {name} not ready before timeout: {progressing.get('message', '')}",
+                message=f"deployment {name} not ready before timeout: {reason}",
             )
-        replicas = (have.get("spec") or {}).get("replicas", 1)
-        updated = status.get("updatedReplicas") or 0
-        if replicas > updated:
-            return Health(
-                False,
-                message=f"waiting for deployment {name} rollout to finish: {updated} of {replicas} updated replicas are available...",
-            )
-        available = conditions.get("Available") or {}
-        if available.get("status") != "True":
-            return Health(
-                False,
-                message=f"deployment {name} not available: {available.get('message', 'no Available condition yet')}",
-            )
+        if reason:
+            return Health(False, message=f"waiting for deployment {name} to become ready: {reason}")
     return Health(True)
