@@ -145,6 +145,20 @@ def _at_latest(side: Side, plan: PackagePlan) -> None:
     wait(done, STEP_TIMEOUT, f"{plan.package} AtLatestKnown at {plan.head}", POLL)
 
 
+def _plans_finished(side: Side, plan: PackagePlan) -> None:
+    """Wait until every approved InstallPlan is Complete or Failed: OLM marks its plan Complete
+    in a second pass when its first status write conflicted, seconds after the CSV runs."""
+
+    def done() -> bool:
+        return all(
+            (item.get("status") or {}).get("phase") in ("Complete", "Failed")
+            for item in side.items(PLANS, plan.namespace)
+            if item["spec"].get("approved")
+        )
+
+    wait(done, STEP_TIMEOUT, f"{plan.package}'s approved InstallPlans finished", POLL)
+
+
 def _upgrade_waiting(side: Side, plan: PackagePlan) -> bool:
     status = subscription_status(side, plan.namespace, plan.package)
     if status.get("state") != "UpgradePending":
@@ -174,6 +188,7 @@ def drive(side: Side, plan: PackagePlan) -> Outcome:
             return out
         if not plan.upgrades:
             _at_latest(side, plan)
+        _plans_finished(side, plan)
         out.snap(side, "installed", scope)
         if plan.upgrades:
             why = _until(side, plan, plan.head, "*")
@@ -182,6 +197,7 @@ def drive(side: Side, plan: PackagePlan) -> Outcome:
                 out.snap(side, "failed", scope)
                 return out
             _at_latest(side, plan)
+            _plans_finished(side, plan)
             out.snap(side, "upgraded", scope)
         if plan.is_global:
             namespace(side, plan.added_namespace)
