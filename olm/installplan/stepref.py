@@ -4,6 +4,8 @@
   entry holds no Kubernetes object. As OLM does, a manifest without `apiVersion`/`kind` takes
   them from the step's resource, and kinds OLM writes with typed clients are in their own API
   group whatever the manifest's `apiVersion` says.
+- A manifest of kind `Secret` (step kind `BundleSecret`), whatever its group, is a core v1
+  Secret, as OLM decodes it: fields a Secret does not have are dropped.
 - `step_ref(manifest)`: (apiVersion, kind, namespace or "", name), how a step's object is read.
 - `owner_csvs(manifest, namespace)`: the CSVs a step names as owners without a uid.
 
@@ -24,6 +26,11 @@ from olm.installplan.policy import CLUSTER_SCOPED_KINDS
 CSV_KIND = KINDS[Kind.CLUSTER_SERVICE_VERSION].kind.value
 CSV_API_VERSION = KINDS[Kind.CLUSTER_SERVICE_VERSION].api_version
 CRD_KIND = "CustomResourceDefinition"
+SECRET = "Secret"
+BUNDLE_SECRET = "BundleSecret"  # OLM's step kind for a bundle's Secrets
+# What OLM keeps of a bundle object of kind Secret: it decodes the manifest into a core v1
+# Secret, so any other field (a custom resource's `spec`) is dropped.
+SECRET_FIELDS = ("kind", "metadata", "data", "stringData", "type", "immutable")
 Ref = tuple[str, str, str, str]  # (apiVersion, kind, namespace or "", name) of a step's object
 
 # The group of each kind OLM's ExecutePlan writes with a typed client (and so in that group
@@ -51,7 +58,8 @@ def step_manifest(entry: Mapping[str, Any]) -> dict[str, Any] | None:
         # manifest serialized without its TypeMeta has neither).
         group, version = str(resource.get("group") or ""), str(resource.get("version") or "")
         if not manifest.get("kind") and resource.get("kind"):
-            manifest["kind"] = str(resource["kind"])
+            kind = str(resource["kind"])
+            manifest["kind"] = SECRET if kind == BUNDLE_SECRET else kind
         if not manifest.get("apiVersion") and version:
             manifest["apiVersion"] = (
                 f"{group}/{version}" if group and "/" not in version else version
@@ -64,6 +72,10 @@ def step_manifest(entry: Mapping[str, Any]) -> dict[str, Any] | None:
         or not manifest["metadata"].get("name")
     ):
         return None
+    if manifest["kind"] == SECRET:
+        # OLM writes every bundle object of kind Secret, whatever its group, as a core Secret
+        # (ecr-secret-operator ships a custom resource of kind Secret: OLM writes a Secret).
+        return {**{k: manifest[k] for k in SECRET_FIELDS if k in manifest}, "apiVersion": "v1"}
     typed = TYPED_STEP_GROUPS.get(str(manifest["kind"]))
     if typed and "/" not in str(manifest["apiVersion"]):
         # OLM writes these kinds with typed clients, which ignore the manifest's apiVersion:

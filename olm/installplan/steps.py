@@ -30,6 +30,7 @@ from olm.api.kinds import KINDS, Kind
 from olm.api.labels import Label
 from olm.install.deployments import owner_labels
 from olm.installplan.policy import CLUSTER_SCOPED_KINDS
+from olm.installplan.stepref import BUNDLE_SECRET, SECRET
 
 CSV_INFO = KINDS[Kind.CLUSTER_SERVICE_VERSION]
 SUBSCRIPTION_INFO = KINDS[Kind.SUBSCRIPTION]
@@ -55,7 +56,11 @@ class Step:
                 "sourceNamespace": self.source_namespace,
                 "group": group,
                 "version": version,
-                "kind": self.manifest.get("kind", ""),
+                # OLM's synthetic step kind for a bundle's Secrets (any object of kind Secret,
+                # whatever its group), which it writes as core Secrets (olm.installplan.stepref).
+                "kind": BUNDLE_SECRET
+                if self.manifest.get("kind") == SECRET
+                else self.manifest.get("kind", ""),
                 "name": self.manifest.get("metadata", {}).get("name", ""),
                 "manifest": json.dumps(self.manifest, sort_keys=True, separators=(",", ":")),
             },

@@ -302,9 +302,10 @@ def test_no_secret_value_reaches_a_log_an_event_or_a_status(
     for where, status in statuses(plane).items():
         status = copy.deepcopy(status) or {}
         if where.startswith("installplans.") and f"/{namespace}/" in where:
-            # As in OLM v0: the step that writes the bundle's Secret carries its manifest.
+            # As in OLM v0: the step that writes the bundle's Secret (step kind BundleSecret)
+            # carries its manifest.
             for step in status.get("plan") or []:
-                if step.get("resource", {}).get("kind") == "Secret":
+                if step.get("resource", {}).get("kind") == "BundleSecret":
                     expected.append(step["resource"].pop("manifest"))
         assert leaks(json.dumps(status)) == [], f"the status of {where} holds a Secret value"
     assert [m for m in expected if b64(token) in m], "the bundle's Secret step was not found"

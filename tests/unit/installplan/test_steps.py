@@ -113,3 +113,29 @@ def test_generated_rbac_is_grouped_per_service_account_as_olm_lists_it() -> None
         ("Role", listed[8][1]),  # the default account has no ServiceAccount step
         ("RoleBinding", "default"),
     ]
+
+
+def test_a_bundle_secret_of_any_group_is_a_bundle_secret_step_written_as_a_core_secret() -> None:
+    """OLM v0.38 lists every bundle object of kind Secret as step kind BundleSecret and writes
+    it as a core v1 Secret, dropping what a Secret has not (corpus: ecr-secret-operator ships
+    a custom resource of kind Secret whose `spec` its CRD requires; OLM installs, olm-py's
+    plan failed writing the custom resource)."""
+    from olm.installplan.stepref import step_manifest
+    from olm.installplan.steps import Step
+
+    custom = {
+        "apiVersion": "ecr.mobb.redhat.com/v1alpha1",
+        "kind": "Secret",
+        "metadata": {"name": "ecr-secret-sample", "namespace": "team-a"},
+        "spec": {"region": "us-east-2"},
+    }
+    core = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "dg=="}}
+    for manifest, group in ((custom, "ecr.mobb.redhat.com"), (core, "")):
+        entry = Step("ecr-secret-operator.v0.5.0", manifest, "corpus", "olm").status_entry()
+        assert (entry["resource"]["kind"], entry["resource"]["group"]) == ("BundleSecret", group)
+        written = step_manifest(entry)
+        assert written is not None and written["apiVersion"] == "v1"
+        assert written["kind"] == "Secret" and "spec" not in written
+    assert step_manifest(Step("x", core, "corpus", "olm").status_entry()) == core, (
+        "a core Secret is written as it is"
+    )
