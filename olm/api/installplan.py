@@ -41,6 +41,12 @@ class InstallPlanReason(StrEnum):
     INSTALL_COMPONENT_FAILED = "InstallComponentFailed"
 
 
+class InstallPlanEventReason(StrEnum):
+    """Reasons of Events OLM records on an InstallPlan beyond its condition reasons."""
+
+    APPLIED_WITH_WARNINGS = "AppliedWithWarnings"  # a step met API server warnings
+
+
 class Approval(StrEnum):
     AUTOMATIC = "Automatic"
     MANUAL = "Manual"

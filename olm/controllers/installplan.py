@@ -29,7 +29,13 @@ from typing import Any
 from olm.api import body
 from olm.api.backoff import exponential_backoff
 from olm.api.conditions import utc_now
-from olm.api.installplan import DONE_STEP_STATUSES, TERMINAL_PHASES, InstallPlanPhase, StepStatus
+from olm.api.installplan import (
+    DONE_STEP_STATUSES,
+    TERMINAL_PHASES,
+    InstallPlanEventReason,
+    InstallPlanPhase,
+    StepStatus,
+)
 from olm.api.kinds import KINDS, Kind
 from olm.api.preview import PREVIEW_SUMMARY_ANNOTATION
 from olm.apiserver.auth import Attributes, User, review
@@ -43,12 +49,13 @@ from olm.installplan.decide import decide
 from olm.installplan.objects import alongside_refs
 from olm.installplan.partial import forbidden, interrupted
 from olm.installplan.policy import DEFAULT_POLICY, InstallPolicy
-from olm.installplan.snapshot import Plan, Snapshot, Verb
+from olm.installplan.snapshot import Action, Plan, Snapshot, Verb
 from olm.installplan.status import ATTENUATED_REF, status_patch
 from olm.installplan.stepref import CRD_KIND, Ref, owner_csvs, step_manifest, step_ref
 from olm.installplan.tenancy import Right, needed_rights
 from olm.kube.errors import Conflict, GatewayError, NotFound, UnservedKind
 from olm.kube.protocol import KubeGateway
+from olm.kube.warnings import collecting
 from olm.preview.plan import Snapshot as PreviewSnapshot
 from olm.preview.plan import needs_summary, preview, summary_annotation
 
@@ -95,6 +102,8 @@ class InstallPlanController:
         self._finished: dict[str, str] = {}  # uid -> the terminal phase this process wrote
         self._stale: dict[str, int] = {}  # uid -> consecutive stale snapshots
         self._forbidden: dict[str, int] = {}  # uid -> consecutive Forbidden answers
+        # (plan uid, step ref) -> the API server's warnings met reading that step's objects
+        self._warned: dict[tuple[str, Ref], list[str]] = {}
 
     # ----- snapshot ----------------------------------------------------------------------------
 
@@ -160,7 +169,7 @@ class InstallPlanController:
                 and not step_done
                 and entry.get("status") != StepStatus.WAITING_FOR_API
             ):
-                custom_resources.update(self._custom_resources(live, manifest))
+                custom_resources.update(self._custom_resources(uid, live, manifest))
             if kind == CRD_KIND:
                 for csv_ref in alongside_refs(live):
                     original = self.store.get(StoreKind.CSV, *csv_ref)
@@ -213,18 +222,23 @@ class InstallPlanController:
         return access
 
     def _custom_resources(
-        self, live: dict[str, Any], manifest: dict[str, Any]
+        self, uid: str, live: dict[str, Any], manifest: dict[str, Any]
     ) -> dict[tuple[str, str], list[dict[str, Any]]]:
         """The existing objects of every version a CRD update must keep valid."""
         spec = manifest.get("spec") or {}
         plural = (spec.get("names") or {}).get("plural")
         found: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for version in versions_to_check(live, manifest):
-            try:
-                objects = self.gateway.list_path(f"/apis/{spec.get('group')}/{version}/{plural}")
-            except NotFound:
-                objects = []
-            found[(manifest["metadata"]["name"], version)] = objects
+        with collecting() as warned:
+            for version in versions_to_check(live, manifest):
+                try:
+                    path = f"/apis/{spec.get('group')}/{version}/{plural}"
+                    objects = self.gateway.list_path(path)
+                except NotFound:
+                    objects = []
+                found[(manifest["metadata"]["name"], version)] = objects
+        if warned:  # said with the CRD's step (AppliedWithWarnings), as OLM does
+            with self._lock:
+                self._warned[(uid, step_ref(manifest))] = list(warned)
         return found
 
     # ----- reconcile ---------------------------------------------------------------------------
@@ -307,10 +321,11 @@ class InstallPlanController:
             # OLM writes CRDs with its own client, everything else as the group's SA.
             writer = scoped if scoped is not None and action.body["kind"] != CRD_KIND else None
             try:
-                if action.verb == Verb.CREATE:
-                    result = (writer or self.gateway).create(action.body)
-                else:
-                    result = (writer or self.gateway).apply(action.body)
+                with collecting() as warned:
+                    if action.verb == Verb.CREATE:
+                        result = (writer or self.gateway).create(action.body)
+                    else:
+                        result = (writer or self.gateway).apply(action.body)
             except UnservedKind as exc:
                 return interrupted(snapshot, plan, done, str(exc))
             except (NotFound, Conflict) as exc:
@@ -327,11 +342,33 @@ class InstallPlanController:
                     return self._forbidden_retry(snapshot, plan, done, ref, str(exc))
                 return interrupted(snapshot, plan, done, str(exc))
             written[step_ref(action.body)] = result or action.body
+            self._say_warnings(snapshot, action, warned)
         with self._lock:
             self._stale.pop(uid, None)
             if plan.actions:
                 self._forbidden.pop(uid, None)
         return plan
+
+    def _say_warnings(self, snapshot: Snapshot, action: Action, heard: list[str]) -> None:
+        """OLM's AppliedWithWarnings Event for the warnings a step met: while its object was
+        read (a CRD's custom resources of a deprecated version) or written."""
+        uid = str(snapshot.plan["metadata"].get("uid") or "")
+        with self._lock:
+            said = [*self._warned.pop((uid, step_ref(action.body)), []), *heard]
+        if not said:
+            return
+        entries = (snapshot.plan.get("status") or {}).get("plan") or []
+        resolving = (
+            entries[action.index].get("resolving", "") if action.index < len(entries) else ""
+        )
+        meta = body.meta(action.body)
+        message = (
+            f'{len(said)} warning(s) generated during installation of operator "{resolving}" '
+            f'({action.body.get("kind")} "{meta.get("name")}"): {", ".join(said)}'
+        )
+        self._event(
+            snapshot.plan, "Warning", InstallPlanEventReason.APPLIED_WITH_WARNINGS.value, message
+        )
 
     def _forbidden_retry(
         self, snapshot: Snapshot, plan: Plan, done: int, ref: dict[str, Any], error: str

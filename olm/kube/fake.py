@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olm.api.labels import FIELD_MANAGER
+from olm.kube import warnings
 from olm.kube.errors import Conflict, GatewayError, NotFound
 from olm.kube.events import event_body
 from olm.kube.patching import (
@@ -114,6 +115,8 @@ class FakeGateway:
         self._owned: dict[tuple[Key, str], frozenset[Path]] = {}
         self._failures: list[tuple[str, str | None, str | None, str | None, GatewayError]] = []
         self._counter = itertools.count(1)
+        # Warning header values the API server would send when a list path is read.
+        self.list_warnings: dict[str, list[str]] = {}
         for obj in objects:
             self.put(obj)
 
@@ -268,6 +271,7 @@ class FakeGateway:
         return copy.deepcopy(self._live(_key(api_version, kind, namespace, name)))
 
     def list_path(self, path: str) -> list[dict[str, Any]]:
+        warnings.heard(self.list_warnings.get(path, []))
         return [copy.deepcopy(o) for o in self._listed(path, "")]
 
     def list_names(

@@ -28,6 +28,7 @@ from kubernetes.client.exceptions import ApiException
 from olm.api.conditions import timestamp, utc_now
 from olm.api.kinds import GROUP, KINDS, Kind
 from olm.api.labels import FIELD_MANAGER
+from olm.kube import warnings
 from olm.kube.errors import Conflict, GatewayError, NotFound, UnservedKind
 from olm.kube.events import event_body
 from olm.kube.protocol import APPLY_PATCH, MERGE_PATCH, KubeGateway
@@ -131,6 +132,9 @@ class Gateway:
         except ApiException as exc:
             raise GatewayError(f"{method} {path} failed: {exc}", exc.status or 0) from exc
         data = response.read()
+        warned = response.headers.getlist("Warning") if response.headers else []
+        if warned:
+            warnings.heard(warned)
         if response.status == 404:
             raise NotFound(path)
         if response.status == 409:

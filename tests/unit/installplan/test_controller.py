@@ -235,3 +235,30 @@ def test_an_upgrade_after_the_first_csv_is_gone_drops_it_from_the_crd() -> None:
         if k.startswith("operatorframework.io/installed-alongside-")
     )
     assert named == [f"{NS}/{NEW}"]
+
+
+def test_warnings_a_step_meets_are_an_applied_with_warnings_event() -> None:
+    """OLM records the API server's warnings a step met (reading a CRD's deprecated version's
+    objects) as Event AppliedWithWarnings on the plan (corpus: hawtio-operator's CRD)."""
+    first = install_plan()
+    fake, store, controller = world(first)
+    controller.reconcile(NS, "install-abc")
+    crd = fake.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, CRD_NAME)
+    spec = crd["spec"]
+    (served,) = [v["name"] for v in spec["versions"] if v.get("served")]
+    path = f"/apis/{spec['group']}/{served}/{spec['names']['plural']}"
+    text = f"{served}.Memcached is deprecated, please, use v1.Memcached instead"
+    fake.list_warnings[path] = [f'299 - "{text}"']
+    fake.put(install_plan(name="install-def", plan=entries(NEW)))
+    sync(store, fake)
+    controller.reconcile(NS, "install-def")
+    said = [e for e in fake.events() if e[2] == "AppliedWithWarnings"]
+    assert said == [
+        (
+            "install-def",
+            "Warning",
+            "AppliedWithWarnings",
+            f'1 warning(s) generated during installation of operator "{NEW}" '
+            f'(CustomResourceDefinition "{CRD_NAME}"): {text}',
+        )
+    ]
