@@ -39,6 +39,7 @@ class WorkKind(StrEnum):
     INSTALL_PLAN = "installplan"
     NAMESPACE = "namespace"  # the Subscription controller resolves a whole namespace
     SCOPE = "scope"  # one original CSV across its group's scope
+    SCOPE_ROLES = "scope-roles"  # one original CSV's RBAC across its scope, without copies
     SCOPE_NAMESPACE = "scope-namespace"  # one namespace's labels, copies and copied RBAC
     SCOPE_GROUP = "scope-group"  # one group's aggregation ClusterRoles
     OLM_CONFIG = "olmconfig"
@@ -63,6 +64,9 @@ LANE_OF_KIND: dict[WorkKind, Lane] = {
     WorkKind.INSTALL_PLAN: Lane.INSTALL,
     WorkKind.NAMESPACE: Lane.INSTALL,
     WorkKind.SCOPE: Lane.BULK,
+    # The RBAC part of a scope pass (per-API ClusterRoles, lifted or copied RBAC), when a CSV
+    # comes or changes phase: OLM writes it with the install, not after the copies.
+    WorkKind.SCOPE_ROLES: Lane.INSTALL,
     WorkKind.SCOPE_NAMESPACE: Lane.BULK,
     # One object's derived state a user reads right after an install: a group's aggregated
     # ClusterRoles, an Operator object, its components' labels. Quick keys, one per object;

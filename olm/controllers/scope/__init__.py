@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from olm.controllers.queue import WorkQueue
 from olm.controllers.scope.cache import trim
-from olm.controllers.scope.csvs import ScopeController
+from olm.controllers.scope.csvs import ScopeController, ScopeRolesController
 from olm.controllers.scope.group import ScopeGroupController
 from olm.controllers.scope.namespace import ScopeNamespaceController
 from olm.controllers.scope.olmconfig import OlmConfigController
@@ -39,6 +39,7 @@ __all__ = [
     "ScopeController",
     "ScopeGroupController",
     "ScopeNamespaceController",
+    "ScopeRolesController",
     "ScopeState",
     "controllers",
     "trim",
@@ -50,11 +51,18 @@ def controllers(
     gateway: KubeGateway,
     queue: WorkQueue,
     protected_namespaces: frozenset[str] = frozenset(),
-) -> list[ScopeController | ScopeNamespaceController | ScopeGroupController | OlmConfigController]:
-    """The four scope controllers over one shared state (what `olm run` registers)."""
+) -> list[
+    ScopeController
+    | ScopeRolesController
+    | ScopeNamespaceController
+    | ScopeGroupController
+    | OlmConfigController
+]:
+    """The five scope controllers over one shared state (what `olm run` registers)."""
     state = ScopeState(store, gateway, queue, protected_namespaces)
     return [
         ScopeController(state),
+        ScopeRolesController(state),
         ScopeNamespaceController(state),
         ScopeGroupController(state),
         OlmConfigController(state),

@@ -1,6 +1,7 @@
 """The ("scope", namespace, csv) controller: one original CSV across its group's scope (its
 copies, its lifted or copied RBAC, its per-API ClusterRoles), and the bounded decide-and-execute
-pass the namespace controller shares.
+pass the namespace controller shares; and ("scope-roles", namespace, csv), the same pass
+without the copies, in the install lane, so a CSV's RBAC never waits behind others' copies.
 
 Invariants:
 - A pass writes at most `COPY_WRITES_PER_PASS` copies; the rest come with the next pass, queued
@@ -12,13 +13,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from olm.api import body
 from olm.controllers.queue import WorkKind
 from olm.controllers.scope.state import ScopeState
 from olm.controllers.store import StoreKind
-from olm.scope.copies import is_copied
+from olm.scope.copies import CopyPlan, is_copied
 from olm.scope.decide import ScopePlan, decide_scope
 
 log = logging.getLogger("olm.scope")
@@ -54,6 +56,24 @@ def decide_and_execute(
         more = _bounded(plan)
         state.execute(csv, plan)
     return plan, more
+
+
+class ScopeRolesController:
+    """("scope-roles", namespace, csv): the RBAC of one original CSV's scope pass, no copies
+    (woken when the CSV comes or changes phase; its ("scope", ...) key does the rest)."""
+
+    kind = WorkKind.SCOPE_ROLES
+
+    def __init__(self, state: ScopeState) -> None:
+        self.state = state
+
+    def reconcile(self, namespace: str, name: str) -> float | None:
+        csv = self.state.store.get(StoreKind.CSV, namespace, name)
+        if csv is None or body.meta(csv).get("deletionTimestamp") or is_copied(csv):
+            return None
+        plan = decide_scope(self.state.snapshot(csv, None))
+        self.state.execute(csv, replace(plan, copies=CopyPlan(), warnings=[]))
+        return None
 
 
 class ScopeController:

@@ -91,6 +91,7 @@ WAKE_GRAPH: Mapping[StoreKind, Wakes] = {
         W.NAMESPACE,
         W.OPERATOR_GROUP,
         W.SCOPE,
+        W.SCOPE_ROLES,
         W.SCOPE_GROUP,
         W.OPERATOR,
         W.ADOPTION,

@@ -160,6 +160,10 @@ def conflict_keys(
     ]
 
 
+def _phase(csv: Mapping[str, Any]) -> str:
+    return str((csv.get("status") or {}).get("phase") or "")
+
+
 def _scope_keys(
     kind: StoreKind,
     obj: Mapping[str, Any],
@@ -173,6 +177,9 @@ def _scope_keys(
     labels = meta.get("labels") or {}
     if kind == StoreKind.CSV:
         keys: list[WorkKey] = [(WorkKind.SCOPE, namespace, name)]
+        if not deleted and (old is None or _phase(old) != _phase(obj)):
+            # Its RBAC at once, in the install lane (the copies follow in the bulk lane).
+            keys.append((WorkKind.SCOPE_ROLES, namespace, name))
         if deleted or old is None or old.get("spec") != obj.get("spec"):
             keys += [
                 (WorkKind.SCOPE_GROUP, namespace, g)

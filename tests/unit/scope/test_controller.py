@@ -383,6 +383,26 @@ def tenant_objects(world: World) -> list[tuple[str, str]]:
     )
 
 
+def test_the_roles_pass_writes_a_csvs_rbac_and_api_roles_but_no_copies() -> None:
+    """("scope-roles", ns, csv), in the install lane: a CSV's lifted RBAC and per-API
+    ClusterRoles come with its install, not behind other operators' copies (corpus run: up to
+    two minutes late with 8 installs at once; OLM writes them with the install)."""
+    from olm.controllers.scope import ScopeRolesController
+
+    world = World([""], ["a", "b"])
+    assert ScopeRolesController(world.state).reconcile(OPS, NAME) is None
+    writes = verbs(world.writes())
+    assert not [w for w in writes if w[1] == "ClusterServiceVersion"], "no copies"
+    assert world.get(RBAC, "ClusterRole", None, ROLE)["rules"][:1] == RULES
+    for suffix in ("admin", "edit", "view", "crdview"):
+        assert world.get(RBAC, "ClusterRole", None, f"{CRD}-v1-{suffix}")
+    # The scope pass then writes the copies, and no RBAC again.
+    world.sync()
+    world.scope.reconcile(OPS, NAME)
+    assert {w[1] for w in verbs(world.writes())} == {"ClusterServiceVersion"}
+    assert sorted(world.copies()) == ["a", "b"]
+
+
 def test_a_multi_namespace_group_copies_roles_into_each_target_and_follows_its_changes() -> None:
     world = World([OPS, "t1", "t2"], ["t1", "t2", "t3"])
     world.scope.reconcile(OPS, NAME)
@@ -583,7 +603,14 @@ def test_a_csv_status_change_wakes_its_scope_not_its_group_roles(woken_store: St
     assert csv is not None
     changed = copy.deepcopy(csv)
     changed["status"] = {"phase": "Failed"}
-    assert scope_keys("csv", changed, store, csv) == [("scope", OPS, NAME)]
+    # A phase change also asks for its RBAC at once, in the install lane (scope-roles).
+    assert scope_keys("csv", changed, store, csv) == [
+        ("scope", OPS, NAME),
+        ("scope-roles", OPS, NAME),
+    ]
+    written = copy.deepcopy(changed)
+    written["status"]["message"] = "another status write, the same phase"
+    assert scope_keys("csv", written, store, changed) == [("scope", OPS, NAME)]
     assert ("scope-group", OPS, "og") in scope_keys("csv", changed, store, None)
 
 
