@@ -224,6 +224,21 @@ def slope(samples: Sequence[tuple[float, float]]) -> float | None:
     return sum((t - mean_t) * (v - mean_v) for t, v in samples) / spread * 3600.0
 
 
+def within_slope(groups: Sequence[Sequence[tuple[float, float]]]) -> float | None:
+    """The slope per hour common to several series (each centred on its own means: a pooled
+    within-group least-squares fit), e.g. RSS against time over many process lives, each
+    starting at its own level; None when no series has 3 samples."""
+    top = spread = 0.0
+    for samples in groups:
+        if len(samples) < 3:
+            continue
+        mean_t = sum(t for t, _ in samples) / len(samples)
+        mean_v = sum(v for _, v in samples) / len(samples)
+        top += sum((t - mean_t) * (v - mean_v) for t, v in samples)
+        spread += sum((t - mean_t) ** 2 for t, _ in samples)
+    return top / spread * 3600.0 if spread else None
+
+
 def percentile(values: Sequence[float], fraction: float) -> float | None:
     """Nearest-rank percentile (fraction in 0..1); None for no values."""
     if not values:

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from benchmarks.soak import converge
 from benchmarks.soak.faults import FaultRecord
-from benchmarks.soak.invariants import Violation, percentile, slope
+from benchmarks.soak.invariants import Violation, percentile, slope, within_slope
 from benchmarks.soak.sampling import Samples, rates
 
 WARM_UP = 60.0  # seconds of each olm run process left out of its slopes
@@ -94,9 +94,24 @@ def _per_replica(samples: Samples) -> dict[str, Any]:
     longest = max(
         described, key=lambda d: float(d["to_seconds"]) - float(d["from_seconds"]), default=None
     )
+    settled_lives = [
+        [(p[0], p[1]) for p in every if p[0] >= every[0][0] + WARM_UP] for every in lives.values()
+    ]
     return {
         "lives": described,
         "longest_life": longest,
+        # A leak grows each life by the same rate whatever level it starts at: the slope
+        # common to every life after its first minute (a fault kills a replica every few
+        # minutes, so no life spans the hour).
+        "rss_mib_per_hour_within_lives": _round(within_slope(settled_lives)),
+        "fds_per_hour_within_lives": _round(
+            within_slope(
+                [
+                    [(p[0], float(p[2])) for p in every if p[0] >= every[0][0] + WARM_UP]
+                    for every in lives.values()
+                ]
+            )
+        ),
         "rss_mib_per_hour_all": _round(slope([(p[0], p[3]) for p in settled])),
         "fds_per_hour_all": _round(slope([(p[0], float(p[4])) for p in settled])),
         "rss_mib_max": max((p[3] for p in samples.processes), default=None),

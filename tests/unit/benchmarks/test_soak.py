@@ -280,6 +280,23 @@ def test_slope_and_percentiles() -> None:
     assert invariants.percentile([], 0.5) is None
 
 
+def test_the_slope_common_to_many_lives_ignores_their_levels() -> None:
+    """Replicas restarted every few minutes each start at their own RSS: the leak rate is the
+    slope within each life, not the line through all of them."""
+    flat_but_higher_each_life = [
+        [(0.0, 100.0), (60.0, 100.0), (120.0, 100.0)],
+        [(200.0, 140.0), (260.0, 140.0), (320.0, 140.0)],
+    ]
+    assert invariants.within_slope(flat_but_higher_each_life) == 0.0
+    assert invariants.slope([p for life in flat_but_higher_each_life for p in life]) > 0
+    leaking = [
+        [(0.0, 100.0), (1800.0, 101.0), (3600.0, 102.0)],
+        [(10.0, 50.0), (3610.0, 52.0), (1810.0, 51.0)],
+    ]
+    assert invariants.within_slope(leaking) == 2.0
+    assert invariants.within_slope([[(0.0, 1.0)]]) is None
+
+
 def test_request_rates_skip_a_counter_reset() -> None:
     text = 'apiserver_request_total{verb="GET"} 10\napiserver_request_total{verb="PUT"} 5\n'
     assert request_total(text + "# other 3\n") == 15.0
