@@ -118,6 +118,58 @@ def _per_replica(samples: Samples) -> dict[str, Any]:
     }
 
 
+_LOG_TIME = r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}) "
+
+
+def leader_terms(log_text: str, samples: Samples) -> dict[int, float]:
+    """pid -> the soak second it became leader, from `olm run`'s log: each replica's "waiting
+    to lead ... as vm_<pid>" line is its first sample (within the 5 s sampling interval), and
+    its "became leader" line is that many seconds later."""
+    import datetime
+    import re
+
+    def when(line: str) -> float | None:
+        found = re.match(_LOG_TIME, line)
+        if found is None:
+            return None
+        moment = datetime.datetime.strptime(found.group(1), "%Y-%m-%d %H:%M:%S,%f")
+        return moment.timestamp()
+
+    first_sample: dict[int, float] = {}
+    for at, _, pid, _, _ in samples.processes:
+        first_sample.setdefault(pid, at)
+    started: dict[int, float] = {}
+    terms: dict[int, float] = {}
+    for line in log_text.splitlines():
+        identity = re.search(r"(waiting to lead|became leader): .* (?:as|held by) vm_(\d+)$", line)
+        moment = when(line)
+        if identity is None or moment is None:
+            continue
+        pid = int(identity.group(2))
+        if identity.group(1) == "waiting to lead":
+            started[pid] = moment
+        elif pid in started and pid in first_sample:
+            terms[pid] = first_sample[pid] + (moment - started[pid])
+    return terms
+
+
+def leading_slopes(samples: Samples, terms: dict[int, float]) -> dict[str, float | None]:
+    """RSS and fd slopes per hour common to every leader's term, after its first minute as
+    leader (a standby's RSS steps up when it starts working; that step is not a trend)."""
+    rss: dict[int, list[tuple[float, float]]] = {}
+    fds: dict[int, list[tuple[float, float]]] = {}
+    for at, _, pid, mib, count in samples.processes:
+        if pid in terms and at >= terms[pid] + WARM_UP:
+            rss.setdefault(pid, []).append((at, mib))
+            fds.setdefault(pid, []).append((at, float(count)))
+    return {
+        "terms": len(terms),
+        "leading_seconds": round(sum(r[-1][0] - r[0][0] for r in rss.values()), 1),
+        "rss_mib_per_hour": _round(within_slope(list(rss.values()))),
+        "fds_per_hour": _round(within_slope(list(fds.values()))),
+    }
+
+
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
@@ -158,6 +210,9 @@ def summary(
         "violations_by_invariant": dict(Counter(v.invariant for v in found)),
         "convergence": _convergence(episodes),
         "olm_run": _per_replica(samples),
+        "olm_run_leading": leading_slopes(
+            samples, leader_terms(log.read_text(errors="replace") if log.is_file() else "", samples)
+        ),
         # (seconds, replica, status): exits on its own (a lost Lease exits 1), restarted
         "olm_run_exits": exits or [],
         "events_recorded": events or {},

@@ -356,3 +356,26 @@ def test_help_has_no_side_effects(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: python -m benchmarks.soak")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_leader_terms_come_from_the_olm_run_log_and_only_leading_samples_count() -> None:
+    log = "\n".join(
+        [
+            "2026-11-27 20:00:00,000 INFO olm.leader: waiting to lead: Lease olm/olm-py as vm_7",
+            "2026-11-27 20:00:00,000 INFO olm.leader: waiting to lead: Lease olm/olm-py as vm_8",
+            "2026-11-27 20:01:40,000 INFO olm.leader: became leader: Lease olm/olm-py held by vm_7",
+        ]
+    )
+    samples = Samples(
+        processes=[
+            *(
+                (10.0 + t, 0, 7, 100.0 if t < 100 else 120.0 + (t - 100) / 3600, 40)
+                for t in range(0, 400, 5)
+            ),
+            *((10.0 + t, 1, 8, 90.0 + t, 30) for t in range(0, 400, 5)),  # a standby: never counted
+        ]
+    )
+    terms = report.leader_terms(log, samples)
+    assert terms == {7: 110.0}
+    leading = report.leading_slopes(samples, terms)
+    assert leading["terms"] == 1 and leading["rss_mib_per_hour"] == 1.0
