@@ -266,6 +266,11 @@ class InstallPlanController:
         else:
             requeue = 0.0  # still more to do (never expected): go on after the status write
         self._write_status(plan_object, current.get("status") or {}, event)
+        if (current.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            uid = str(plan_object["metadata"].get("uid") or "")
+            with self._lock:  # warnings heard for steps the finished plan never wrote
+                for key in [k for k in self._warned if k[0] == uid]:
+                    del self._warned[key]
         return requeue
 
     def _annotate_summary(self, plan: dict[str, Any]) -> dict[str, Any]:

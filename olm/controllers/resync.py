@@ -8,11 +8,13 @@ on them: an InstallPlan that no longer exists carried out, a deleted Subscriptio
 Invariants:
 - Every `every` seconds: relist every watched kind (purging what a gap hid), then wake every
   controller's objects (the periodic resync).
-- A kind kopf lists again after the sync barrier is relisted by olm-py too, `GAP_DELAY` seconds
-  after the last such listing event (so kopf's own listing has been stored), at most once per
-  `GAP_DELAY`: what its gap hid is purged within seconds, not at the next resync. The listing
-  events of the first `STARTUP_GRACE` seconds after the barrier are the initial listing being
-  delivered, not a gap, and ask nothing.
+- When kopf lists any kind again after the sync barrier, olm-py relists every watched kind
+  (metadata only), `GAP_DELAY` seconds after the last such listing event (so kopf's own
+  listing has been stored): what a gap hid is purged within seconds, not at the next resync.
+  Every kind, because a kind whose relist finds nothing calls no handler (no listing event),
+  and a gap seldom comes alone (an API server restart or a compaction hits every watch). The
+  listing events of the first `STARTUP_GRACE` seconds after the barrier are the initial
+  listing being delivered, not a gap, and ask nothing.
 - A purged object wakes what its deletion would have woken.
 - No answer from the API server ends neither: a warning line, and the next round tries again.
 """
@@ -35,13 +37,14 @@ TICK = 1.0
 
 
 class Gaps:
-    """The kinds kopf listed again after the barrier, each with when to relist it (thread-safe:
+    """Whether kopf listed a kind again after the barrier, and when to relist (thread-safe:
     the watch handlers note listings on the event loop, the resync thread takes them)."""
 
     def __init__(self, store: Store, delay: float = GAP_DELAY, grace: float = STARTUP_GRACE):
         self.store, self.delay, self.grace = store, delay, grace
         self._lock = threading.Lock()
-        self._due: dict[StoreKind, float] = {}
+        self._due: float | None = None
+        self._kinds: set[StoreKind] = set()
         self._synced_at: float | None = None
 
     def listed(self, kind: StoreKind, now: float | None = None) -> None:
@@ -54,16 +57,22 @@ class Gaps:
                 self._synced_at = now
             if now - self._synced_at < self.grace:
                 return
-            self._due[kind] = now + self.delay  # the last listing event sets the time
+            self._due = now + self.delay  # the last listing event sets the time
+            self._kinds.add(kind)
 
     def take_due(self, now: float | None = None) -> list[StoreKind]:
-        """The kinds whose relist is due now (each taken once)."""
+        """The kinds kopf listed again, once a relist (of every kind) is due; [] otherwise."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            due = sorted(kind for kind, at in self._due.items() if at <= now)
-            for kind in due:
-                del self._due[kind]
-        return due
+            if self._due is None or self._due > now:
+                return []
+            listed, self._due, self._kinds = sorted(self._kinds), None, set()
+        return listed
+
+    def clear(self) -> None:
+        """A full relist ran: nothing is due."""
+        with self._lock:
+            self._due, self._kinds = None, set()
 
 
 def relist_and_wake(
@@ -71,11 +80,13 @@ def relist_and_wake(
 ) -> int:
     """Relist `kinds` (every watched kind when None); wake what each purge would have woken."""
     watched = WATCHED if kinds is None else tuple(w for w in WATCHED if w.kind in kinds)
-    purged = relist(store, lister, watched)
-    for kind, entry in purged:
-        for key in related_keys(kind, entry, store, entry, deleted=True):
-            queue.add(key)
-    return len(purged)
+    count = 0
+    for one in watched:  # kind by kind: what was purged is woken even if a later list fails
+        for kind, entry in relist(store, lister, (one,)):
+            count += 1
+            for key in related_keys(kind, entry, store, entry, deleted=True):
+                queue.add(key)
+    return count
 
 
 def run(
@@ -94,17 +105,19 @@ def run(
             continue
         now = time.monotonic()
         full = now >= next_full
-        kinds = None if full else (gaps.take_due(now) if gaps is not None else [])
-        if kinds == []:
+        listed = gaps.take_due(now) if gaps is not None else []
+        if not full and not listed:
             continue
+        if gaps is not None:
+            gaps.clear()
         try:
-            purged = relist_and_wake(store, lister, queue, kinds)
-            if kinds is not None:
-                log.info("relisted %s after a watch gap: %d purged", ", ".join(kinds), purged)
+            purged = relist_and_wake(store, lister, queue)
+            if not full:
+                log.info("relisted after a watch gap (%s): %d purged", ", ".join(listed), purged)
         except API_ERRORS as exc:  # also no answer: the resync thread must live on
             log.warning("relist failed (%s); the next round tries again", exc)
-            if kinds is not None and gaps is not None:
-                for kind in kinds:
+            if gaps is not None:
+                for kind in listed:
                     gaps.listed(kind)
         if full:
             next_full = now + every

@@ -154,19 +154,22 @@ class Store:
         made again), drop the old one's entries (see the module's invariants); return them."""
         if kind != StoreKind.NAMESPACE or old is None or _uid(old) == _uid(new):
             return []
-        created = str(body.meta(new).get("creationTimestamp") or "")
-        return self._forget_namespace(body.key(new)[1], created)
+        # The old one's deletion time when the cache saw it begin (earlier than the new one's
+        # creation, so safer against the clocks of several API servers), else the new one's.
+        ended = body.meta(old).get("deletionTimestamp") or body.meta(new).get("creationTimestamp")
+        return self._forget_namespace(body.key(new)[1], str(ended or ""))
 
     def _forget_namespace(self, namespace: str, ended: str) -> list[tuple[StoreKind, Any]]:
         """Drop the entries of `namespace` created before `ended` (an RFC 3339 UTC time)."""
-        if not ended:
+        if not namespace or not ended:  # "" would name every cluster-scoped entry
             return []
         dropped = []
         with self._lock:
             for kind, objects in self._objects.items():
-                for key, entry in list(objects.items()):
+                for key in [k for k in objects if k[0] == namespace]:
+                    entry = objects[key]
                     created = str(body.meta(entry).get("creationTimestamp") or "")
-                    if key[0] == namespace and created and created < ended:
+                    if created and created < ended:
                         del objects[key]
                         dropped.append((kind, entry))
         return dropped

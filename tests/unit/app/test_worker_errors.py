@@ -101,7 +101,7 @@ def test_the_resync_loop_lives_on_when_the_api_server_does_not_answer(
     monkeypatch.setattr(resync, "resync_keys", lambda store: [])
     with caplog.at_level(logging.WARNING, logger="olm"):
         resync.run(WorkQueue(base_delay=0.0), store, None, 0.001, stop)  # type: ignore[arg-type]
-    assert len(relists) == 2, "the loop went on after the unanswered relist"
+    assert len(relists) > 1, "the loop went on after the unanswered relist"
     assert not [r for r in caplog.records if r.exc_info], "one line, no traceback"
 
 

@@ -128,3 +128,24 @@ def test_secrets_and_copies_keep_their_creation_time_in_the_cache() -> None:
     full = {**thing("s", OLD_DAY), "data": {"k": "dg=="}}
     for kind in (StoreKind.SECRET, StoreKind.COPIED_CSV):
         assert trim(kind, full)["metadata"]["creationTimestamp"] == OLD_DAY
+
+
+def test_the_old_namespaces_deletion_time_bounds_what_is_dropped_when_the_cache_saw_it() -> None:
+    """Several API servers' clocks may differ: an object of the new namespace stamped a second
+    before the namespace itself is kept when the cache knows when the old one began to go."""
+    store = old_world()
+    store.upsert(
+        StoreKind.NAMESPACE, namespace("uid-old", "11", "2026-11-27T20:00:00Z", deleting=ENDED)
+    )
+    store.upsert(StoreKind.SUBSCRIPTION, thing("skewed", "2026-11-27T20:59:22Z", rv="30"))
+    new = namespace("uid-new", "20", REMADE)
+    store.renewed(StoreKind.NAMESPACE, store.upsert(StoreKind.NAMESPACE, new), new)
+    assert ("subscription", "soak-025", "skewed") in cached(store)
+    assert ("installplan", "soak-025", "install-x7gx5") not in cached(store)
+
+
+def test_a_namespace_without_a_name_drops_nothing() -> None:
+    store = old_world()
+    store.upsert(StoreKind.CLUSTER_ROLE, thing("cluster-wide", OLD_DAY, space=""))
+    assert store.forget(StoreKind.NAMESPACE, {"metadata": {"deletionTimestamp": LATER}}) == []
+    assert store.get(StoreKind.CLUSTER_ROLE, "", "cluster-wide") is not None
