@@ -81,7 +81,17 @@ def test_subscription_config_story(
     assert "LOG_LEVEL" not in env_of(plain)
     assert not pod_spec(plain).get("nodeSelector")
 
-    # 1. The config reaches the Deployment.
+    # 1. The config reaches the Deployment. Its nodeSelector must find a node, or the new pod
+    # never starts and the old one is never replaced: the CSV then waits (as under OLM, whose
+    # rollout check counts the outdated replica) instead of reading Succeeded.
+    plane.kubectl("label", "nodes", "--all", "disktype=ssd", "--overwrite")
+    try:
+        _configured_story(plane, namespace)
+    finally:
+        plane.kubectl("label", "nodes", "--all", "disktype-")
+
+
+def _configured_story(plane: ControlPlane, namespace: str) -> None:
     set_config(plane, namespace, CONFIG)
 
     def configured() -> dict[str, Any] | None:
